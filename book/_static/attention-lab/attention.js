@@ -1,0 +1,1 @@
+/* F11 attention lab: static twin (attention.js). */

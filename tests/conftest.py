@@ -1,0 +1,121 @@
+"""Shared fixtures: the built site, a local HTTP server for it, and headless Chromium.
+
+* ``built_site``: builds the book once per test session with warnings as errors
+  (or uses ``$F11_SITE_DIR`` when set to an already built ``_build/html``).
+* ``site_url``: that site served on 127.0.0.1 by a real HTTP server.
+* ``browser``: Debian's ``/usr/bin/chromium`` driven by Playwright (never a
+  downloaded browser); use ``new_page`` to get a page that records every request
+  and console error.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """Path of the built site's html folder (``.../_build/html``)."""
+    given = os.environ.get("F11_SITE_DIR")
+    if given:
+        return Path(given)
+    out = tmp_path_factory.mktemp("site")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--all",
+           "--builder", "html", "-W", "-n", "--keep-going"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    log = proc.stdout + proc.stderr
+    (out / "build.log").write_text(log)
+    if proc.returncode != 0:
+        pytest.fail(f"book build failed (exit {proc.returncode}):\n{log[-6000:]}")
+    return out / "_build" / "html"
+
+
+@pytest.fixture(scope="session")
+def build_log(built_site) -> str:
+    log = built_site.parent.parent / "build.log"
+    return log.read_text() if log.exists() else ""
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site) -> str:
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} not found: run scripts/test.sh, which installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class PageRecorder:
+    """A Playwright page plus every request URL and console error it produced."""
+
+    def __init__(self, page):
+        self.page = page
+        self.requests: list[str] = []
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        page.on("request", lambda r: self.requests.append(r.url))
+        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+
+    def external_requests(self) -> list[str]:
+        local = ("http://127.0.0.1", "data:", "blob:", "about:")
+        return [u for u in self.requests if not u.startswith(local)]
+
+
+@pytest.fixture
+def new_page(browser):
+    """Factory: ``new_page(width=1280, height=900, color_scheme="light")`` -> PageRecorder."""
+    contexts = []
+
+    def make(width=1280, height=900, color_scheme="light"):
+        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
+        contexts.append(ctx)
+        return PageRecorder(ctx.new_page())
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+
+
+def node_available() -> bool:
+    return shutil.which("node") is not None
