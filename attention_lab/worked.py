@@ -1,0 +1,222 @@
+"""The worked arithmetic for one query row, in Chinese, the way the chapter writes it.
+
+Pure text generation: takes an :class:`~attention_lab.core.AttentionResult`
+and a row index, returns lines.  No widgets, no plotting.  The kernel lab
+(``lab.py``) shows these lines; the static JavaScript twin reproduces them
+character for character, so the rules below are a contract.  Keep them stable.
+
+Output of :func:`worked_steps`: a list of ``{"kind": ..., "text": ...}`` dicts,
+``kind`` one of ``"head"`` (a step's title), ``"line"`` (arithmetic) or
+``"note"`` (a plain-language remark, e.g. about a masked position).
+:func:`worked_text` joins the texts with ``"\\n"``.
+
+Every text comes from a template in ``strings_zh.json`` under ``"worked"``;
+``{name}`` placeholders are replaced literally (no format specs).  The lines,
+in order, for query row ``i`` (token ``T_i``) with keys ``j = 0..m-1``:
+
+1. ``receiver``: once.
+2. ``readable`` for every key ``j`` the row may read, else ``masked_pos``.
+3. ``head`` ``step1``; then per key ``dot`` (readable) or ``dot_masked``;
+   then ``raw_scores``.
+4. ``head`` ``step2``; ``scaled``; if ``d_k == 1`` also ``note`` ``no_scaling``.
+5. ``head`` ``step3``; ``sub_max``; ``exp``; ``exp_sum``; ``shares``; then a
+   ``note`` ``masked_share`` for every masked key.
+6. ``head`` ``step4``; ``out_cell`` per output column ``c``; ``output``.
+
+Placeholders:
+
+* ``{tok}`` a token (``我``), ``{row_tok}`` the query row's token;
+* ``{i}``, ``{j}``: indices as plain digits; ``{qi}``, ``{kj}``, ``{vj}``, ``{oi}``:
+  ``q``/``k``/``v``/``o`` followed by the index in Unicode subscript digits
+  (``₀₁₂₃₄₅₆₇₈₉``), e.g. ``q₁``;
+* ``{c}``: output column index, plain digits;
+* ``{d_k}``: ``fmt(d_k)``;
+* ``{q}``, ``{k}``, ``{v}``, ``{vec}``: vectors, see ``vec`` below;
+* ``{order}``: the key tokens as ``[我,爱]`` (no spaces);
+* ``{expr}``, ``{value}``, ``{eq}``: see below.
+
+Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
+
+* ``fmt(x)``: ``-inf`` -> ``"−∞"`` (U+2212), ``+inf`` -> ``"+∞"``, NaN -> ``"NaN"``;
+  otherwise round to 10 decimals (Python ``f"{x:.10f}"``; JavaScript
+  ``x.toFixed(10)``: the two agree except on exact ties, which lab values cannot
+  produce), strip trailing ``0`` then a trailing ``.``, and turn ``"-0"`` into
+  ``"0"``.  Negative numbers keep the ASCII hyphen-minus ``-``.  So ``1.0`` ->
+  ``"1"``, ``0.70710678118654`` -> ``"0.7071067812"``, ``-1e-12`` -> ``"0"``.
+* ``factor(x)``: ``fmt(x)``, wrapped in parentheses when it starts with ``-``:
+  ``"(-0.5)"``.
+* ``vec(xs)``: ``"[" + ", ".join(fmt(x)) + "]"``, e.g. ``"[0.6697615493, 0.3302384507]"``.
+* ``exact(x)``: ``x`` is infinite, or ``fmt(x)`` parses back (``float`` /
+  ``parseFloat``) to exactly ``x``.  ``eq`` is ``"="`` when every number it
+  stands for is exact, else ``"≈"``.
+
+The expressions:
+
+* ``dot`` ``{expr}``: ``"+".join(factor(q[t]) + "×" + factor(k[t]))`` over the
+  width, no spaces (``1×1+0×0``); ``{value}``: ``fmt(raw score)`` (``raw_scores``,
+  i.e. ``Q @ K.T`` before scaling); ``{eq}`` over that raw score.
+* ``raw_scores`` ``{vec}``: the raw scores, masked keys as ``−∞``.
+* ``scaled`` ``{expr}``: ``"[" + ", ".join(fmt(raw) + "/√" + fmt(d_k)) + "]"``,
+  masked keys as ``−∞``; ``{eq}`` over the scaled scores ``S[i]``; ``{vec}``: ``S[i]``.
+* ``sub_max`` ``{vec}``: ``S[i] - max(S[i])`` (masked stay ``−∞``); ``exp`` ``{vec}``:
+  ``exp`` of those (masked -> ``0``); ``exp_sum`` ``{value}``: their sum (added
+  left to right); ``shares`` ``{vec}``: ``A[i]`` from the core.
+* ``out_cell`` ``{expr}``: ``" + ".join(fmt(A[i,j]) + "×" + factor(V[j,c]))`` over
+  readable keys only (spaces around ``+``); ``{eq}`` over ``O[i,c]``; ``{value}``:
+  ``fmt(O[i,c])``.
+* ``output`` ``{eq}`` over the whole row ``O[i]``; ``{vec}``: ``O[i]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from .core import TOKENS, AttentionResult
+
+__all__ = ["fmt", "factor", "vec", "exact", "subscript", "worked_steps", "worked_text", "templates"]
+
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+@lru_cache(maxsize=1)
+def templates() -> dict:
+    """The ``"worked"`` section of ``strings_zh.json``."""
+    table = json.loads(resources.files(__package__).joinpath("strings_zh.json").read_text("utf-8"))
+    return table["worked"]
+
+
+def fmt(x: float) -> str:
+    """A number as the worked text shows it (see the module docstring)."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "−∞" if x < 0 else "+∞"
+    text = f"{x:.10f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def factor(x: float) -> str:
+    """``fmt(x)`` in parentheses when negative, for use inside a product."""
+    text = fmt(x)
+    return f"({text})" if text.startswith("-") else text
+
+
+def vec(xs) -> str:
+    return "[" + ", ".join(fmt(x) for x in xs) + "]"
+
+
+def exact(x: float) -> bool:
+    """True when ``fmt(x)`` stands for exactly ``x``."""
+    x = float(x)
+    if math.isinf(x):
+        return True
+    if math.isnan(x):
+        return False
+    return float(fmt(x)) == x
+
+
+def _eq(xs) -> str:
+    return "=" if all(exact(x) for x in xs) else "≈"
+
+
+def subscript(i: int) -> str:
+    return str(i).translate(_SUBSCRIPTS)
+
+
+def _fill(template: str, **values) -> str:
+    # Literal replacement, so the JavaScript twin can do exactly the same.
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", str(value))
+    return template
+
+
+def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]:
+    """The chapter's four steps for query ``row`` of ``result``, as lines.
+
+    ``result`` is what :func:`~attention_lab.core.attention` returns; ``row``
+    indexes its queries.  Raises ``ValueError`` for a row out of range.
+    """
+    n, m = result.S.shape
+    if not 0 <= int(row) < n:
+        raise ValueError(f"row must be in 0..{n - 1}; got {row!r}")
+    i = int(row)
+    t = templates()
+
+    def tok(j: int) -> str:
+        return tokens[j] if j < len(tokens) else str(j)
+
+    q = result.Q[i]
+    raw = result.raw_scores[i]
+    S = result.S[i]
+    A = result.A[i]
+    O = result.O[i]
+    readable = [not np.isneginf(S[j]) for j in range(m)]
+    d_k = fmt(result.d_k)
+    common = {"i": i, "qi": "q" + subscript(i), "oi": "o" + subscript(i), "row_tok": tok(i), "d_k": d_k}
+
+    lines: list[dict] = []
+
+    def add(kind: str, key: str, **values) -> None:
+        lines.append({"kind": kind, "text": _fill(t[key], **{**common, **values})})
+
+    add("line", "receiver", tok=tok(i), q=vec(q))
+    for j in range(m):
+        ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j), "vj": "v" + subscript(j)}
+        if readable[j]:
+            add("line", "readable", k=vec(result.K[j]), v=vec(result.V[j]), **ctx)
+        else:
+            add("note", "masked_pos", **ctx)
+
+    add("head", "step1")
+    raw_shown = []
+    for j in range(m):
+        ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j)}
+        if readable[j]:
+            expr = "+".join(f"{factor(a)}×{factor(b)}" for a, b in zip(q, result.K[j]))
+            add("line", "dot", expr=expr, eq=_eq([raw[j]]), value=fmt(raw[j]), **ctx)
+            raw_shown.append(float(raw[j]))
+        else:
+            add("note", "dot_masked", **ctx)
+            raw_shown.append(-math.inf)
+    add("line", "raw_scores", vec=vec(raw_shown), order="[" + ",".join(tok(j) for j in range(m)) + "]")
+
+    add("head", "step2")
+    scaled_expr = "[" + ", ".join(
+        f"{fmt(raw[j])}/√{d_k}" if readable[j] else fmt(-math.inf) for j in range(m)
+    ) + "]"
+    add("line", "scaled", expr=scaled_expr, eq=_eq(S), vec=vec(S))
+    if result.d_k == 1:
+        add("note", "no_scaling")
+
+    add("head", "step3")
+    top = max(float(S[j]) for j in range(m) if readable[j]) if any(readable) else 0.0
+    shifted = [float(S[j]) - top if readable[j] else -math.inf for j in range(m)]
+    exps = [math.exp(s) if readable[j] else 0.0 for j, s in enumerate(shifted)]
+    total = 0.0
+    for e in exps:
+        total += e
+    add("line", "sub_max", vec=vec(shifted))
+    add("line", "exp", vec=vec(exps))
+    add("line", "exp_sum", value=fmt(total))
+    add("line", "shares", vec=vec(A))
+    for j in range(m):
+        if not readable[j]:
+            add("note", "masked_share", tok=tok(j), j=j)
+
+    add("head", "step4")
+    for c in range(result.V.shape[1]):
+        expr = " + ".join(f"{fmt(A[j])}×{factor(result.V[j, c])}" for j in range(m) if readable[j])
+        add("line", "out_cell", c=c, expr=expr, eq=_eq([O[c]]), value=fmt(O[c]))
+    add("line", "output", eq=_eq(O), vec=vec(O))
+    return lines
+
+
+def worked_text(result: AttentionResult, row: int, tokens=TOKENS) -> str:
+    """:func:`worked_steps` as one string, one line per step line."""
+    return "\n".join(line["text"] for line in worked_steps(result, row, tokens))
