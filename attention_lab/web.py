@@ -11,6 +11,7 @@ import html
 import json
 from importlib import resources
 
+from .core import CONTRASTS
 from .params import PARAM_NAMES, RANGES, default_params
 
 
@@ -19,23 +20,63 @@ def strings() -> dict:
     return json.loads(resources.files(__package__).joinpath("strings_zh.json").read_text("utf-8"))
 
 
-def lab_config(params: dict | None = None) -> dict:
-    """Everything the twin needs: parameter names, ranges, baseline, start values, strings."""
+def lab_config(params: dict | None = None, row: int = 1) -> dict:
+    """Everything the twin needs: parameter names, ranges, baseline, contrasts,
+    start values, the row to explain first, strings.
+
+    ``params`` may be partial; missing names take the baseline value.
+    """
+    start = default_params()
+    if params is not None:
+        unknown = set(params) - set(PARAM_NAMES)
+        if unknown:
+            raise ValueError(f"unknown parameters {sorted(unknown)}; expected names from {PARAM_NAMES}")
+        start.update({k: (bool(v) if k == "causal" else float(v)) for k, v in params.items()})
+    if row not in (0, 1):
+        raise ValueError(f"row must be 0 or 1; got {row!r}")
     return {
         "names": list(PARAM_NAMES),
         "ranges": {k: {"min": r.min, "max": r.max, "step": r.step} for k, r in RANGES.items()},
         "baseline": default_params(),
-        "start": dict(params) if params is not None else default_params(),
+        "contrasts": {name: default_params(name) for name in CONTRASTS},
+        "start": start,
+        "row": row,
         "strings": strings(),
     }
 
 
-def lab_html(params: dict | None = None) -> str:
-    """Root element of the static twin, with its configuration as inert JSON."""
-    config = json.dumps(lab_config(params), ensure_ascii=False).replace("</", "<\\/")
+def lab_html(params: dict | None = None, row: int = 1) -> str:
+    """Root element of the static twin, with its configuration as inert JSON.
+
+    Every ``<`` is written ``\\u003c`` inside the JSON so no string in it can close the script
+    element; the JSON is data (``type="application/json"``), never executed.
+    """
+    config = json.dumps(lab_config(params, row), ensure_ascii=False).replace("<", "\\u003c")
     return (
         '<div class="attention-lab-static" data-attention-lab>'
         f'<script type="application/json" data-attention-lab-config>{config}</script>'
         f'<noscript>{html.escape("这个实验台需要浏览器启用 JavaScript。")}</noscript>'
         "</div>"
+    )
+
+
+#: The twin's files in the order the page must load them (as _config.yml's html_js_files).
+TWIN_JS = ("attention.js", "render.js", "app.js")
+TWIN_CSS = ("lab.css",)
+
+
+def standalone_html(params: dict | None = None, row: int = 1, static: str = "attention-lab/",
+                    theme: str = "light") -> str:
+    """A whole HTML page holding one twin, outside the book (for the benchmark and quick checks).
+
+    ``static`` is the URL folder of ``book/_static/attention-lab/``; ``theme`` sets
+    ``<html data-theme>`` as pydata-sphinx-theme does.
+    """
+    css = "".join(f'<link rel="stylesheet" href="{html.escape(static + f)}">' for f in TWIN_CSS)
+    js = "".join(f'<script src="{html.escape(static + f)}"></script>' for f in TWIN_JS)
+    return (
+        f'<!DOCTYPE html><html lang="zh-CN" data-theme="{html.escape(theme)}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>F11 attention lab</title>{css}{js}</head>"
+        f'<body style="margin:0 auto;max-width:72rem;padding:0.5rem">{lab_html(params, row)}</body></html>'
     )

@@ -1,1 +1,552 @@
-/* F11 attention lab: static twin (attention.js). */
+/* F11 attention lab, static twin: the computation (attention.js).
+ *
+ * Mirrors attention_lab.core / params / plotting._scale / worked in plain
+ * JavaScript with the same names.  No DOM access: it runs in the browser
+ * (window.AttentionLabCore) and in Node (module.exports) for `node --test`.
+ * Tables are arrays of rows (row vectors, weights on the right: Q = X Wq).
+ */
+(function (root, factory) {
+  "use strict";
+  var core = factory();
+  if (typeof module !== "undefined" && module.exports) module.exports = core;
+  if (root) root.AttentionLabCore = core;
+})(typeof window !== "undefined" ? window : null, function () {
+  "use strict";
+
+  var TOKENS = ["我", "爱"];
+  var TABLES = ["X", "Wq", "Wk", "Wv"];
+  var RESULT_TABLES = ["Q", "K", "V", "S", "A", "O"];
+  var PARAM_NAMES = [];
+  TABLES.forEach(function (t) {
+    for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) PARAM_NAMES.push(t + "[" + i + "," + j + "]");
+  });
+  PARAM_NAMES.push("d_k", "causal");
+
+  // ---------------------------------------------------------------- tables
+
+  /** Check `value` is a non-empty rectangular table of finite numbers; returns it. */
+  function asMatrix(value, name) {
+    if (!Array.isArray(value) || value.length === 0 || !Array.isArray(value[0]) || value[0].length === 0) {
+      throw new Error(name + " must be a non-empty table (array of rows)");
+    }
+    var width = value[0].length;
+    for (var i = 0; i < value.length; i++) {
+      if (!Array.isArray(value[i]) || value[i].length !== width) {
+        throw new Error(name + " must be rectangular; row " + i + " has a different width");
+      }
+      for (var j = 0; j < width; j++) {
+        if (typeof value[i][j] !== "number" || !isFinite(value[i][j])) {
+          throw new Error(name + " must hold finite numbers (no NaN or inf)");
+        }
+      }
+    }
+    return value;
+  }
+
+  /** (n, k) @ (k, m) -> (n, m). */
+  function matmul(a, b) {
+    var n = a.length, k = b.length, m = b[0].length;
+    if (a[0].length !== k) {
+      throw new Error("matmul: shapes (" + n + ", " + a[0].length + ") and (" + k + ", " + m + ") do not fit");
+    }
+    var out = new Array(n);
+    for (var i = 0; i < n; i++) {
+      var row = new Array(m);
+      for (var j = 0; j < m; j++) {
+        var s = 0;
+        for (var p = 0; p < k; p++) s += a[i][p] * b[p][j];
+        row[j] = s;
+      }
+      out[i] = row;
+    }
+    return out;
+  }
+
+  function transpose(a) {
+    var out = [];
+    for (var j = 0; j < a[0].length; j++) {
+      var row = [];
+      for (var i = 0; i < a.length; i++) row.push(a[i][j]);
+      out.push(row);
+    }
+    return out;
+  }
+
+  /** Additive causal mask (n, m): 0 on and below the diagonal, -Infinity above. */
+  function causalMask(n, m) {
+    if (m === undefined) m = n;
+    if (!(n >= 1 && m >= 1)) throw new Error("mask shape must be positive; got (" + n + ", " + m + ")");
+    var out = [];
+    for (var i = 0; i < n; i++) {
+      var row = [];
+      for (var j = 0; j < m; j++) row.push(j <= i ? 0 : -Infinity);
+      out.push(row);
+    }
+    return out;
+  }
+
+  /** Numerically stable softmax of each row: subtracts the row's maximum first.
+   *  -Infinity entries get exactly 0; a row with every entry -Infinity throws. */
+  function softmax(scores) {
+    return scores.map(function (row) {
+      var max = -Infinity;
+      for (var j = 0; j < row.length; j++) {
+        var v = row[j];
+        if (v !== v) throw new Error("softmax received NaN scores");
+        if (v === Infinity) throw new Error("softmax received +inf scores");
+        if (v > max) max = v;
+      }
+      if (max === -Infinity) {
+        throw new Error("softmax: a row has every position masked (-inf), so there is nothing to read");
+      }
+      var exps = row.map(function (v) { return Math.exp(v - max); });
+      var sum = 0;
+      for (j = 0; j < exps.length; j++) sum += exps[j];
+      return exps.map(function (e) { return e / sum; });
+    });
+  }
+
+  function checkDK(dK, width) {
+    if (dK === undefined || dK === null) return width;
+    dK = Number(dK);
+    if (!isFinite(dK) || dK <= 0) throw new Error("d_k must be a positive number; got " + dK);
+    return dK;
+  }
+
+  /** General single head on projected tables: Q (n, d_k), K (m, d_k), V (m, d_v).
+   *  options: {d_k, mask (n, m) of 0 / -Infinity, causal}. */
+  function scaledDotProductAttention(Q, K, V, options) {
+    options = options || {};
+    asMatrix(Q, "Q"); asMatrix(K, "K"); asMatrix(V, "V");
+    var n = Q.length, width = Q[0].length, m = K.length;
+    if (K[0].length !== width) throw new Error("Q and K must have the same width to take dot products");
+    if (V.length !== m) throw new Error("K and V must have one row per readable position");
+    var dK = checkDK(options.d_k, width);
+    var M = [];
+    for (var i = 0; i < n; i++) M.push(new Array(m).fill(0));
+    if (options.mask) {
+      if (options.mask.length !== n || options.mask[0].length !== m) throw new Error("mask must have shape (" + n + ", " + m + ")");
+      M = M.map(function (row, i) { return row.map(function (v, j) { return v + options.mask[i][j]; }); });
+    }
+    if (options.causal) {
+      var C = causalMask(n, m);
+      M = M.map(function (row, i) { return row.map(function (v, j) { return v + C[i][j]; }); });
+    }
+    var raw = matmul(Q, transpose(K));
+    var root = Math.sqrt(dK);
+    var S = raw.map(function (row, i) { return row.map(function (v, j) { return v / root + M[i][j]; }); });
+    var A = softmax(S);
+    var O = matmul(A, V);
+    return { Q: Q, K: K, V: V, M: M, S: S, A: A, O: O, d_k: dK, scale: root, raw_scores: raw };
+  }
+
+  /** Self-attention of one head: X (n, d_model), Wq/Wk (d_model, d_k), Wv (d_model, d_v). */
+  function attention(X, Wq, Wk, Wv, dK, causal) {
+    asMatrix(X, "X"); asMatrix(Wq, "Wq"); asMatrix(Wk, "Wk"); asMatrix(Wv, "Wv");
+    return scaledDotProductAttention(matmul(X, Wq), matmul(X, Wk), matmul(X, Wv),
+      { d_k: dK, causal: causal === undefined ? true : !!causal });
+  }
+
+  // ---------------------------------------------------------------- params
+
+  function tableOf(name) { return name.split("[")[0]; }
+
+  /** Flat params {"X[0,0]": .., "d_k": .., "causal": ..} -> tables ready for attention. */
+  function tablesFromParams(params) {
+    var out = {};
+    TABLES.forEach(function (t) {
+      out[t] = [0, 1].map(function (i) {
+        return [0, 1].map(function (j) { return Number(params[t + "[" + i + "," + j + "]"]); });
+      });
+    });
+    out.d_k = Number(params.d_k);
+    out.causal = !!params.causal;
+    return out;
+  }
+
+  function attentionFromParams(params) {
+    var t = tablesFromParams(params);
+    return attention(t.X, t.Wq, t.Wk, t.Wv, t.d_k, t.causal);
+  }
+
+  // Python's float formats, so that texts match attention_lab character for character.
+
+  /** Python f"{x:.{digits}f}" (round half to even on the exact binary value; keeps "-0"). */
+  function pyFixed(x, digits) {
+    if (x !== x) return "nan";
+    if (x === Infinity) return "inf";
+    if (x === -Infinity) return "-inf";
+    var neg = x < 0 || Object.is(x, -0);
+    var ax = Math.abs(x);
+    var s = ax.toFixed(digits);
+    if (ax < 1e21) {
+      // toFixed rounds exact ties away from zero; Python rounds them to even.
+      var exact = ax.toFixed(Math.min(100, digits + 25));
+      var tail = exact.slice(exact.length - 25);
+      if (/^50*$/.test(tail)) {
+        var down = exact.slice(0, exact.length - 25);
+        if (down.charAt(down.length - 1) === ".") down = down.slice(0, -1);
+        var lastDigit = Number(down.charAt(down.length - 1));
+        if (lastDigit % 2 === 0) s = down;
+      }
+    }
+    return (neg ? "-" : "") + s;
+  }
+
+  /** Python f"{x:g}" (6 significant digits, trailing zeros dropped). */
+  function pyG(x) {
+    if (x !== x) return "nan";
+    if (x === Infinity) return "inf";
+    if (x === -Infinity) return "-inf";
+    if (x === 0) return Object.is(x, -0) ? "-0" : "0";
+    var e = Number(Math.abs(x).toExponential(5).split("e")[1]);
+    var s;
+    if (e < -4 || e >= 6) {
+      var parts = x.toExponential(5).split("e");
+      var mant = parts[0].indexOf(".") >= 0 ? parts[0].replace(/0+$/, "").replace(/\.$/, "") : parts[0];
+      var ex = Number(parts[1]);
+      s = mant + "e" + (ex < 0 ? "-" : "+") + (Math.abs(ex) < 10 ? "0" : "") + Math.abs(ex);
+    } else {
+      s = pyFixed(x, Math.max(0, 5 - e));
+      if (s.indexOf(".") >= 0) s = s.replace(/0+$/, "").replace(/\.$/, "");
+    }
+    return s;
+  }
+
+  /** Cell text, as attention_lab.plotting.format_value: "−∞" for masked, trimmed decimals. */
+  function formatValue(value, digits) {
+    if (digits === undefined) digits = 3;
+    if (value === -Infinity) return "−∞";
+    if (value === Infinity) return "+∞";
+    var text = pyFixed(value, digits);
+    if (text.indexOf(".") >= 0) text = text.replace(/0+$/, "").replace(/\.$/, "");
+    if (text === "-0" || text === "") text = "0";
+    return text.replace(/-/g, "−");
+  }
+
+  /** Python float(text) for plain decimal text; NaN for anything else (no hex, no "", no "Infinity"). */
+  var NUMBER_RE = /^\s*[+-]?(\d+(_\d+)*\.?(\d+(_\d+)*)?|\.\d+(_\d+)*)([eE][+-]?\d+)?\s*$/;
+  function parseNumber(text) {
+    if (typeof text === "number") return text;
+    if (typeof text !== "string" || text.length > 64 || !NUMBER_RE.test(text)) return NaN;
+    return Number(text.replace(/_/g, "").trim());
+  }
+
+  /** As attention_lab.params.coerce: (value, note) for a typed value of control `name`.
+   *  ranges: {X: {min, max, step}, ...}; baseline: flat default params. */
+  function coerce(name, raw, ranges, baseline) {
+    if (PARAM_NAMES.indexOf(name) < 0) throw new Error("unknown parameter " + name);
+    if (name === "causal") {
+      if (raw === true || raw === false) return { value: raw, note: null };
+      var text = String(raw).trim().toLowerCase();
+      if (["1", "true", "on", "yes"].indexOf(text) >= 0) return { value: true, note: null };
+      if (["0", "false", "off", "no"].indexOf(text) >= 0) return { value: false, note: null };
+      return { value: true, note: name + " 只能是开或关，已恢复为开" };
+    }
+    var r = ranges[tableOf(name)];
+    var base = baseline[name];
+    var value = parseNumber(raw);
+    if (value !== value) {
+      var lower = typeof raw === "string" ? raw.trim().toLowerCase() : "";
+      if (/^[+-]?(inf|infinity|nan)$/.test(lower)) {
+        return { value: base, note: name + " 需要一个有限的数，已恢复为基准值 " + pyG(base) };
+      }
+      return { value: base, note: name + " 需要一个数，已恢复为基准值 " + pyG(base) };
+    }
+    if (!isFinite(value)) return { value: base, note: name + " 需要一个有限的数，已恢复为基准值 " + pyG(base) };
+    var note = null;
+    if (value < r.min || value > r.max) {
+      var clamped = Math.min(r.max, Math.max(r.min, value));
+      note = name + " 的范围是 " + pyG(r.min) + " 到 " + pyG(r.max) + "，" + pyG(value) + " 已改为 " + pyG(clamped);
+      value = clamped;
+    }
+    if (name === "d_k") {
+      var rounded = roundHalfEven(value);
+      if (rounded !== value) {
+        note = note || "d_k 取整数，" + pyG(value) + " 已改为 " + pyG(rounded);
+        value = rounded;
+      }
+      value = Math.min(r.max, Math.max(r.min, value));
+    }
+    return { value: value, note: note };
+  }
+
+  /** Python round(x): halves go to the even neighbour. */
+  function roundHalfEven(x) {
+    var f = Math.floor(x), d = x - f;
+    if (d > 0.5) return f + 1;
+    if (d < 0.5) return f;
+    return f % 2 === 0 ? f : f + 1;
+  }
+
+  // ---------------------------------------------------------------- links
+
+  /** Keys a link may carry: one per table (four numbers, row by row), d_k, causal, row. */
+  var LINK_KEYS = ["X", "Wq", "Wk", "Wv", "d_k", "causal", "row"];
+  /** Query keys that belong to the site, not to the lab (Sphinx search highlighting). */
+  var SITE_KEYS = ["highlight"];
+  var MAX_QUERY = 2000;
+
+  /** params + row -> "X=1,1,1,-1&Wq=...&d_k=2&causal=1&row=1" (plain, readable, no encoding needed). */
+  function toQuery(params, row) {
+    var parts = TABLES.map(function (t) {
+      var vals = [];
+      for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) vals.push(String(params[t + "[" + i + "," + j + "]"]));
+      return t + "=" + vals.join(",");
+    });
+    parts.push("d_k=" + String(params.d_k));
+    parts.push("causal=" + (params.causal ? "1" : "0"));
+    parts.push("row=" + String(row));
+    return parts.join("&");
+  }
+
+  function shortText(text) {
+    text = String(text);
+    return text.length > 24 ? text.slice(0, 24) + "…" : text;
+  }
+
+  /** Read a query string ("?X=..&..") over `start` params.  Returns {params, row, notes, found}.
+   *  Everything is treated as data: values are parsed as numbers, checked and clamped;
+   *  anything else is ignored and described in `notes` (plain strings, for textContent). */
+  function fromQuery(search, start, startRow, ranges, baseline, strings) {
+    var tw = (strings && strings.twin) || {};
+    var params = {};
+    PARAM_NAMES.forEach(function (n) { params[n] = start[n]; });
+    var row = startRow;
+    var notes = [];
+    var found = false;
+    search = String(search || "");
+    if (search.charAt(0) === "?") search = search.slice(1);
+    if (!search) return { params: params, row: row, notes: notes, found: found };
+    if (search.length > MAX_QUERY) {
+      notes.push((tw.link_too_long || "链接参数太长，已全部忽略") );
+      return { params: params, row: row, notes: notes, found: true };
+    }
+    search.split("&").forEach(function (pair) {
+      if (!pair) return;
+      var eq = pair.indexOf("=");
+      var key, raw;
+      try {
+        key = decodeURIComponent((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, " "));
+        raw = eq < 0 ? "" : decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, " "));
+      } catch (e) {
+        notes.push((tw.link_bad || "忽略了无法读取的链接参数：") + shortText(pair));
+        found = true;
+        return;
+      }
+      if (SITE_KEYS.indexOf(key) >= 0) return;
+      found = true;
+      if (LINK_KEYS.indexOf(key) < 0 && PARAM_NAMES.indexOf(key) < 0) {
+        notes.push((tw.link_unknown || "忽略了未知的链接参数：") + shortText(key));
+        return;
+      }
+      if (key === "row") {
+        if (raw === "0" || raw === "1") row = Number(raw);
+        else notes.push((tw.link_row || "row 只能是 0 或 1，已忽略：") + shortText(raw));
+        return;
+      }
+      if (TABLES.indexOf(key) >= 0) {
+        var vals = raw.split(",");
+        if (vals.length !== 4) {
+          notes.push(key + (tw.link_four || " 需要四个数（按行），已忽略：") + shortText(raw));
+          return;
+        }
+        vals.forEach(function (v, k) { take(key + "[" + Math.floor(k / 2) + "," + (k % 2) + "]", v); });
+        return;
+      }
+      take(key, raw);
+    });
+    return { params: params, row: row, notes: notes, found: found };
+
+    // One value from a link: a usable number is clamped/rounded into range (with a note
+    // saying so); anything else is refused with a note and the start value kept.
+    function take(name, raw) {
+      var refused = name === "causal"
+        ? ["1", "true", "on", "yes", "0", "false", "off", "no"].indexOf(String(raw).trim().toLowerCase()) < 0
+        : !isFinite(parseNumber(raw));
+      if (refused) {
+        notes.push(name + (tw.link_refused || " 的值无法使用，已忽略：") + shortText(raw));
+        return;
+      }
+      var c = coerce(name, raw, ranges, baseline);
+      if (c.note) notes.push(c.note);
+      params[name] = c.value;
+    }
+  }
+
+  // ---------------------------------------------------------------- colour scales
+
+  /** As attention_lab.plotting._scale: A in [0, 1]; V and O on V's range; Q, K, S symmetric about 0. */
+  function colourScale(name, result) {
+    var lo, hi;
+    if (name === "A") return [0, 1];
+    if (name === "V" || name === "O") {
+      lo = Infinity; hi = -Infinity;
+      result.V.forEach(function (row) { row.forEach(function (v) { if (v < lo) lo = v; if (v > hi) hi = v; }); });
+    } else {
+      var bound = 0, any = false;
+      result[name].forEach(function (row) {
+        row.forEach(function (v) { if (isFinite(v)) { any = true; if (Math.abs(v) > bound) bound = Math.abs(v); } });
+      });
+      if (!any) bound = 1;
+      lo = -bound; hi = bound;
+    }
+    if (hi - lo < 1e-12) { lo -= 1; hi += 1; }
+    return [lo, hi];
+  }
+
+  // ---------------------------------------------------------------- worked arithmetic
+  // As attention_lab.worked (read its docstring: the rules there are the contract).
+
+  /** A number as the worked text shows it: 10 decimals, trailing zeros dropped, "−∞" when masked. */
+  function fmt(x) {
+    if (x !== x) return "NaN";
+    if (x === -Infinity) return "−∞";
+    if (x === Infinity) return "+∞";
+    var text = pyFixed(x, 10).replace(/0+$/, "").replace(/\.$/, "");
+    return text === "-0" || text === "" ? "0" : text;
+  }
+
+  function factor(x) {
+    var text = fmt(x);
+    return text.charAt(0) === "-" ? "(" + text + ")" : text;
+  }
+
+  function vec(xs) { return "[" + xs.map(fmt).join(", ") + "]"; }
+
+  /** True when fmt(x) stands for exactly x. */
+  function exact(x) {
+    if (x === Infinity || x === -Infinity) return true;
+    if (x !== x) return false;
+    return parseFloat(fmt(x)) === x;
+  }
+
+  function eqSign(xs) { return xs.every(exact) ? "=" : "≈"; }
+
+  var SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉";
+  function subscript(i) {
+    return String(i).replace(/[0-9]/g, function (d) { return SUBSCRIPTS.charAt(Number(d)); });
+  }
+
+  /** Literal placeholder replacement, as Python's _fill (str.replace, in key order). */
+  function fill(template, values) {
+    Object.keys(values).forEach(function (key) {
+      template = template.split("{" + key + "}").join(String(values[key]));
+    });
+    return template;
+  }
+
+  /** The chapter's four steps for query `row` of `result`, as [{kind, text}].
+   *  templates: strings_zh.json's "worked" section; tokens defaults to 我, 爱. */
+  function workedSteps(result, row, templates, tokens) {
+    tokens = tokens || TOKENS;
+    var n = result.S.length, m = result.S[0].length;
+    if (!(row >= 0 && row < n) || Math.floor(row) !== row) throw new Error("row must be in 0.." + (n - 1) + "; got " + row);
+    var i = row, t = templates;
+    function tok(j) { return j < tokens.length ? tokens[j] : String(j); }
+    var q = result.Q[i], raw = result.raw_scores[i], S = result.S[i], A = result.A[i], O = result.O[i];
+    var readable = S.map(function (s) { return s !== -Infinity; });
+    var dK = fmt(result.d_k);
+    var common = { i: i, qi: "q" + subscript(i), oi: "o" + subscript(i), row_tok: tok(i), d_k: dK };
+    var lines = [];
+    function add(kind, key, values) {
+      var all = {};
+      Object.keys(common).forEach(function (k) { all[k] = common[k]; });
+      Object.keys(values || {}).forEach(function (k) { all[k] = values[k]; });
+      lines.push({ kind: kind, text: fill(t[key], all) });
+    }
+    var j, range = [];
+    for (j = 0; j < m; j++) range.push(j);
+
+    add("line", "receiver", { tok: tok(i), q: vec(q) });
+    range.forEach(function (j) {
+      var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j), vj: "v" + subscript(j) };
+      if (readable[j]) { ctx.k = vec(result.K[j]); ctx.v = vec(result.V[j]); add("line", "readable", ctx); }
+      else add("note", "masked_pos", ctx);
+    });
+
+    add("head", "step1");
+    var rawShown = [];
+    range.forEach(function (j) {
+      var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j) };
+      if (readable[j]) {
+        ctx.expr = q.map(function (a, p) { return factor(a) + "×" + factor(result.K[j][p]); }).join("+");
+        ctx.value = fmt(raw[j]);
+        ctx.eq = eqSign([raw[j]]);
+        add("line", "dot", ctx);
+        rawShown.push(raw[j]);
+      } else {
+        add("note", "dot_masked", ctx);
+        rawShown.push(-Infinity);
+      }
+    });
+    add("line", "raw_scores", { vec: vec(rawShown), order: "[" + range.map(tok).join(",") + "]" });
+
+    add("head", "step2");
+    var scaledExpr = "[" + range.map(function (j) {
+      return readable[j] ? fmt(raw[j]) + "/√" + dK : fmt(-Infinity);
+    }).join(", ") + "]";
+    add("line", "scaled", { expr: scaledExpr, eq: eqSign(S), vec: vec(S) });
+    if (result.d_k === 1) add("note", "no_scaling");
+
+    add("head", "step3");
+    var top = -Infinity, any = false;
+    range.forEach(function (j) { if (readable[j]) { any = true; if (S[j] > top) top = S[j]; } });
+    if (!any) top = 0;
+    var shifted = range.map(function (j) { return readable[j] ? S[j] - top : -Infinity; });
+    var exps = shifted.map(function (s, j) { return readable[j] ? Math.exp(s) : 0; });
+    var total = 0;
+    exps.forEach(function (e) { total += e; });
+    add("line", "sub_max", { vec: vec(shifted) });
+    add("line", "exp", { vec: vec(exps) });
+    add("line", "exp_sum", { value: fmt(total) });
+    add("line", "shares", { vec: vec(A) });
+    range.forEach(function (j) { if (!readable[j]) add("note", "masked_share", { tok: tok(j), j: j }); });
+
+    add("head", "step4");
+    for (var c = 0; c < result.V[0].length; c++) {
+      var expr = range.filter(function (j) { return readable[j]; }).map(function (j) {
+        return fmt(A[j]) + "×" + factor(result.V[j][c]);
+      }).join(" + ");
+      add("line", "out_cell", { c: c, expr: expr, eq: eqSign([O[c]]), value: fmt(O[c]) });
+    }
+    add("line", "output", { eq: eqSign(O), vec: vec(O) });
+    return lines;
+  }
+
+  function workedText(result, row, templates, tokens) {
+    return workedSteps(result, row, templates, tokens).map(function (l) { return l.text; }).join("\n");
+  }
+
+  return {
+    TOKENS: TOKENS,
+    TABLES: TABLES,
+    RESULT_TABLES: RESULT_TABLES,
+    PARAM_NAMES: PARAM_NAMES,
+    asMatrix: asMatrix,
+    matmul: matmul,
+    transpose: transpose,
+    causalMask: causalMask,
+    softmax: softmax,
+    scaledDotProductAttention: scaledDotProductAttention,
+    attention: attention,
+    tableOf: tableOf,
+    tablesFromParams: tablesFromParams,
+    attentionFromParams: attentionFromParams,
+    coerce: coerce,
+    parseNumber: parseNumber,
+    pyFixed: pyFixed,
+    pyG: pyG,
+    formatValue: formatValue,
+    toQuery: toQuery,
+    fromQuery: fromQuery,
+    colourScale: colourScale,
+    fmt: fmt,
+    factor: factor,
+    vec: vec,
+    exact: exact,
+    subscript: subscript,
+    workedSteps: workedSteps,
+    workedText: workedText
+  };
+});

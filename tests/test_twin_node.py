@@ -1,0 +1,97 @@
+"""The static twin (book/_static/attention-lab/) without a browser.
+
+* Its JavaScript tests (``node --test tests/js/``) run from pytest, against test
+  vectors generated now by ``scripts/make_vectors.py`` from the Python core, so
+  the suite has one runner and the vectors can never go stale.
+* Its weight: JS + CSS at most 60 KB.
+* The HTML root and config that ``attention_lab.web`` puts on the page.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attention_lab.params import PARAM_NAMES, default_params
+from attention_lab.web import TWIN_CSS, TWIN_JS, lab_config, lab_html
+
+ROOT = Path(__file__).resolve().parents[1]
+STATIC = ROOT / "book" / "_static" / "attention-lab"
+sys.path.insert(0, str(ROOT / "scripts"))
+import make_vectors  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def vectors_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("twin") / "vectors.json"
+    path.write_text(json.dumps(make_vectors.document(), ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_javascript_twin_passes_its_node_tests(vectors_file):
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node not found: run scripts/test.sh, which installs Node.js")
+    proc = subprocess.run([node, "--test", "tests/js/"], cwd=ROOT, capture_output=True, text=True,
+                          env={"ATTENTION_VECTORS": str(vectors_file), "PATH": "/usr/bin:/bin"}, timeout=300)
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"node --test failed:\n{report[-8000:]}"
+    passed = re.search(r"^# pass (\d+)", report, re.M)
+    assert passed and int(passed.group(1)) >= 10, f"too few node tests ran:\n{report[-3000:]}"
+
+
+def test_vectors_hold_masked_cells_as_text_and_python_worked_text(vectors_file):
+    doc = json.loads(vectors_file.read_text(encoding="utf-8"))
+    baseline = next(v for v in doc["vectors"] if v["label"] == "baseline")
+    assert baseline["S"][0][1] == "-Infinity"
+    assert baseline["A"][0][1] == 0.0
+    assert "0.6697615493" in baseline["worked"][1]
+
+
+def test_twin_weighs_at_most_60_kb():
+    files = [STATIC / f for f in TWIN_JS + TWIN_CSS]
+    total = sum(f.stat().st_size for f in files)
+    assert total <= 60 * 1024, f"the twin's JS+CSS is {total} bytes > 60 KB: {[(f.name, f.stat().st_size) for f in files]}"
+
+
+def test_config_carries_names_ranges_baseline_contrasts_and_strings():
+    config = lab_config()
+    assert config["names"] == list(PARAM_NAMES)
+    assert config["baseline"] == default_params()
+    assert config["contrasts"]["only_wv"] == default_params("only_wv")
+    assert config["ranges"]["Wv"] == {"min": -20.0, "max": 20.0, "step": 0.5}
+    assert "worked" in config["strings"] and "buttons" in config["strings"]
+
+
+def test_partial_start_params_fill_in_from_the_baseline():
+    config = lab_config({"X[0,1]": 2, "causal": 0}, row=0)
+    assert config["start"]["X[0,1]"] == 2.0
+    assert config["start"]["causal"] is False
+    assert config["start"]["Wv[0,0]"] == 5.0
+    assert config["row"] == 0
+
+
+def test_unknown_start_params_are_refused():
+    with pytest.raises(ValueError, match="unknown parameters"):
+        lab_config({"X[2,0]": 1})
+    with pytest.raises(ValueError, match="row"):
+        lab_config(row=2)
+
+
+def test_config_json_cannot_close_its_script_element(monkeypatch):
+    import attention_lab.web as web
+
+    hostile = web.strings()
+    hostile["lab"] = {"title": "</script><script>alert(1)</script><!--"}
+    monkeypatch.setattr(web, "strings", lambda: hostile)
+    page = lab_html()
+    inside = page.split("data-attention-lab-config>", 1)[1].rsplit("</script>", 1)[0]
+    assert "<" not in inside
+    assert json.loads(inside)["strings"]["lab"]["title"] == hostile["lab"]["title"]
+    assert page.count("<script") == 1
