@@ -93,9 +93,11 @@ class PageRecorder:
         self.requests: list[str] = []
         self.console_errors: list[str] = []
         self.page_errors: list[str] = []
+        self.failed: list[str] = []  # "404 http://..." for every response >= 400
         page.on("request", lambda r: self.requests.append(r.url))
         page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
         page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.status} {r.url}"))
 
     def external_requests(self) -> list[str]:
         local = ("http://127.0.0.1", "data:", "blob:", "about:")

@@ -1,0 +1,62 @@
+"""The whole website: builds with -W, Chinese throughout, self-contained, searchable."""
+
+import json
+import re
+
+import pytest
+
+pytestmark = pytest.mark.build
+
+PAGES = ["book/index.html", "book/f11-attention.html", "book/lab.html"]
+
+
+def test_build_log_has_no_warnings_and_no_missing_glyphs(build_log):
+    assert build_log, "build log is empty"
+    assert "build succeeded" in build_log
+    assert not re.search(r"Glyph .* missing", build_log)
+    assert "WARNING" not in build_log.replace("[IPKernelApp] WARNING", "")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_is_chinese_and_loads_scripts_only_from_the_site(built_site, page):
+    html = (built_site / page).read_text("utf-8")
+    assert '<html lang="zh-CN"' in html
+    external = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', html)
+    assert external == [], f"{page} loads from outside the site: {external}"
+    if page == "book/f11-attention.html":
+        assert re.search(r'<script[^>]+src="\.\./_static/mathjax/tex-chtml\.js', html)
+
+
+def test_mathjax_ships_with_the_site(built_site):
+    assert (built_site / "_static" / "mathjax" / "tex-chtml.js").stat().st_size > 100_000
+    assert (built_site / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir()
+
+
+def test_search_index_segments_chinese_words(built_site):
+    text = (built_site / "searchindex.js").read_text("utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    for word in ("注意力", "份额"):
+        assert word in index["terms"], f"{word} is not a search term"
+
+
+@pytest.mark.browser
+def test_search_page_finds_shares_in_the_chapter(site_url, new_page):
+    rec = new_page()
+    rec.page.goto(f"{site_url}/search.html?q=%E4%BB%BD%E9%A2%9D")  # 份额
+    rec.page.wait_for_selector("#search-results li a", timeout=15000)
+    links = rec.page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.href)")
+    assert any("f11-attention" in href for href in links), links
+    assert rec.external_requests() == []
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_render_offline_with_no_console_errors(site_url, new_page, page):
+    rec = new_page()
+    rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
+    assert rec.external_requests() == []
+    assert rec.failed == []
+    assert rec.console_errors == [] and rec.page_errors == []
+    if page == "book/f11-attention.html":
+        # MathJax from _static turned the TeX into rendered math.
+        rec.page.wait_for_selector("mjx-container", timeout=15000)
