@@ -51,11 +51,13 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
     Every ``<`` is written ``\\u003c`` inside the JSON so no string in it can close the script
     element; the JSON is data (``type="application/json"``), never executed.
     """
-    config = json.dumps(lab_config(params, row), ensure_ascii=False).replace("<", "\\u003c")
+    config = lab_config(params, row)
+    noscript = html.escape(config["strings"]["twin"]["noscript"])
+    config = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
     return (
         '<div class="attention-lab-static" data-attention-lab>'
         f'<script type="application/json" data-attention-lab-config>{config}</script>'
-        f'<noscript>{html.escape("这个实验台需要浏览器启用 JavaScript。")}</noscript>'
+        f"<noscript>{noscript}</noscript>"
         "</div>"
     )
 

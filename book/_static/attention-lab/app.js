@@ -58,6 +58,9 @@
     var hint = el("p", { "class": "al-hint" }, labStr.hint || "");
     var notes = el("div", { "class": "al-notes", role: "status", "aria-live": "polite", "data-lab-notes": "" });
     notes.hidden = true;
+    // What the kernel lab says about the current values (range ends, d_k, causal off).
+    var status = el("div", { "class": "al-messages", role: "status", "aria-live": "polite", "data-lab-messages": "" });
+    status.hidden = true;
     root.appendChild(title);
     root.appendChild(hint);
     root.appendChild(notes);
@@ -77,11 +80,8 @@
     });
 
     var other = el("fieldset", { "class": "al-fieldset al-other" });
-    other.appendChild(el("legend", null, tw.other_legend || "缩放、掩码和解释的行"));
+    other.appendChild(el("legend", null, tw.other_legend || ""));
     other.appendChild(numberControl("d_k", config.ranges.d_k, ctl.d_k || "d_k"));
-    var dkNote = el("p", { "class": "al-dk-note", "data-lab-dk-note": "" });
-    dkNote.hidden = true;
-    other.appendChild(dkNote);
 
     var causalId = uid + "-causal";
     var causalBox = el("input", { type: "checkbox", id: causalId, "data-param": "causal" });
@@ -107,7 +107,10 @@
     });
     other.appendChild(rowGroup);
     panel.appendChild(other);
+    var actions = el("div", { "class": "al-actions" });
+    panel.appendChild(actions);
     root.appendChild(panel);
+    root.appendChild(status);
 
     var buttons = el("div", { "class": "al-buttons" });
     var b = s.buttons || {};
@@ -122,7 +125,7 @@
     });
     var copyBtn = el("button", { type: "button", "class": "al-button al-copy", "data-lab-action": "copy_link" }, b.copy_link || "copy");
     buttons.appendChild(copyBtn);
-    root.appendChild(buttons);
+    actions.appendChild(buttons);
     var linkId = uid + "-link";
     var linkBox = el("div", { "class": "al-linkbox" });
     linkBox.hidden = true;
@@ -130,22 +133,25 @@
     var linkField = el("input", { type: "text", id: linkId, readonly: "", "class": "al-link", "data-lab-link": "" });
     linkBox.appendChild(linkLabel);
     linkBox.appendChild(linkField);
-    root.appendChild(linkBox);
+    actions.appendChild(linkBox);
     copyBtn.addEventListener("click", function () { self.copyLink(linkBox, linkLabel, linkField); });
 
     // ---------------------------------------------------------------- tables
     var matrices = el("div", { "class": "al-matrices" });
-    var axes = s.axes || {};
-    RESULT_TABLES.forEach(function (name) {
+    var qkvTitle = el("p", { "class": "al-qkv-title" }, labStr.qkv_title || "");
+    ["S", "A", "O", "", "Q", "K", "V"].forEach(function (name) {
+      if (!name) { matrices.appendChild(qkvTitle); return; }
+      // Labels as attention_lab.plotting: S and A are indexed by tokens on both sides.
       var scoreLike = name === "S" || name === "A";
+      var rowAxis = name === "Q" || name === "K" || name === "V" ? tw.axis_pos : tw.axis_query;
+      var colAxis = scoreLike ? tw.axis_key : tw.axis_feature;
       handles[name] = render.createMatrix(matrices, {
         name: name,
         title: (s.tables && s.tables[name]) || name,
         rows: tokens.slice(0, 2),
-        cols: scoreLike ? tokens.slice(0, 2) : [0, 1].map(function (c) { return (tw.cell || "第{c}格").replace("{c}", c); }),
-        rowAxis: scoreLike ? (tw.axis_query || "查询位置") : (tw.axis_pos || "位置"),
-        colAxis: scoreLike ? (tw.axis_key || "被读取位置") : (tw.axis_feature || "特征格"),
-        maskedText: tw.masked_cell || "（被因果掩码挡住）"
+        cols: scoreLike ? tokens.slice(0, 2) : [0, 1].map(function (c) { return (tw.cell || "{c}").split("{c}").join(c); }),
+        axes: (tw.axis_caption || "").split("{rows}").join(rowAxis || "").split("{cols}").join(colAxis || ""),
+        maskedText: tw.masked_cell || ""
       });
     });
     root.appendChild(matrices);
@@ -160,7 +166,7 @@
     errorBox.hidden = true;
     root.appendChild(errorBox);
 
-    this._parts = { handles: handles, worked: worked, workedTitle: workedTitle, dkNote: dkNote,
+    this._parts = { handles: handles, worked: worked, workedTitle: workedTitle, status: status,
       notes: notes, rowInputs: rowInputs, errorBox: errorBox };
 
     // One numeric control: a range slider (data-param) plus a number box for exact typing.
@@ -172,7 +178,7 @@
         min: String(range.min), max: String(range.max), step: String(range.step) });
       var text = el("input", { type: "number", "data-param-text": name, "class": "al-number",
         min: String(range.min), max: String(range.max), step: "any", inputmode: "decimal",
-        "aria-label": (tw.exact_value || "{name} 的精确值").replace("{name}", name) });
+        "aria-label": (tw.exact_value || "{name}").split("{name}").join(name) });
       slider.addEventListener("input", function () {
         self.setParam(name, Number(slider.value), slider);
       });
@@ -233,7 +239,7 @@
     try {
       result = core.attentionFromParams(state.params);
     } catch (e) {
-      p.errorBox.textContent = (labStr.error || "{message}").replace("{message}", e.message);
+      p.errorBox.textContent = (labStr.error || "{message}").split("{message}").join(e.message);
       p.errorBox.hidden = false;
       return null;
     }
@@ -245,14 +251,14 @@
       render.updateMatrix(p.handles[name], result[name], sc[0], sc[1],
         name === "S" || name === "A" ? masked : null, core.formatValue);
     });
-    var dK = state.params.d_k;
-    var dkText = "";
-    if (dK === 1 && labStr.d_k_one) dkText = labStr.d_k_one;
-    if (dK !== 2 && labStr.d_k_not_width) {
-      dkText = labStr.d_k_not_width.split("{d_k}").join(core.pyG(dK)) + (dkText ? " " + dkText : "");
+    var msgs = core.messages(state.params, this.config.ranges, labStr);
+    var key = msgs.join("\n");
+    if (p.status.__key !== key) {
+      p.status.__key = key;
+      while (p.status.firstChild) p.status.removeChild(p.status.firstChild);
+      msgs.forEach(function (m) { p.status.appendChild(el("p", null, m)); });
+      p.status.hidden = msgs.length === 0;
     }
-    if (p.dkNote.textContent !== dkText) p.dkNote.textContent = dkText;
-    p.dkNote.hidden = !dkText;
     var wt = (labStr.worked_title || "{tok}").split("{tok}").join(tokens[state.row]);
     if (p.workedTitle.textContent !== wt) p.workedTitle.textContent = wt;
     if (s.worked) render.renderWorked(p.worked, core.workedSteps(result, state.row, s.worked, tokens));
@@ -271,8 +277,8 @@
     try { window.history.replaceState(null, "", url); } catch (e) { /* file:// in some browsers */ }
     field.value = url;
     box.hidden = false;
-    label.textContent = tw.link_manual || "链接（可复制）：";
-    var done = function () { label.textContent = tw.link_copied || "已复制链接："; };
+    label.textContent = tw.link_manual || "";
+    var done = function () { label.textContent = tw.link_copied || ""; };
     var manual = function () { field.focus(); field.select(); };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(url).then(done, manual);
@@ -296,7 +302,7 @@
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
     lab.setAll(link.params, link.row);
-    lab.showNotes(link.notes.length ? [((config.strings.twin || {}).link_note_head || "链接里有参数无法使用：")].concat(link.notes) : []);
+    lab.showNotes(link.notes.length ? [(config.strings.twin || {}).link_note_head || ""].concat(link.notes) : []);
     return lab;
   }
 
@@ -306,10 +312,10 @@
       try {
         start(roots[k]);
       } catch (e) {
-        var msg = document.createElement("p");
-        msg.className = "al-error";
-        msg.textContent = "实验台无法启动：" + e.message;
+        // Say so on the page (the config may be what is broken, so no strings from it).
+        var msg = el("p", { "class": "al-error", role: "alert" }, "attention lab: " + e.message);
         roots[k].appendChild(msg);
+        if (window.console) window.console.warn(e);
       }
     }
   }

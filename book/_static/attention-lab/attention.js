@@ -319,7 +319,7 @@
     if (search.charAt(0) === "?") search = search.slice(1);
     if (!search) return { params: params, row: row, notes: notes, found: found };
     if (search.length > MAX_QUERY) {
-      notes.push((tw.link_too_long || "链接参数太长，已全部忽略") );
+      notes.push(tw.link_too_long || "");
       return { params: params, row: row, notes: notes, found: true };
     }
     search.split("&").forEach(function (pair) {
@@ -330,25 +330,25 @@
         key = decodeURIComponent((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, " "));
         raw = eq < 0 ? "" : decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, " "));
       } catch (e) {
-        notes.push((tw.link_bad || "忽略了无法读取的链接参数：") + shortText(pair));
+        notes.push((tw.link_bad || "") + shortText(pair));
         found = true;
         return;
       }
       if (SITE_KEYS.indexOf(key) >= 0) return;
       found = true;
       if (LINK_KEYS.indexOf(key) < 0 && PARAM_NAMES.indexOf(key) < 0) {
-        notes.push((tw.link_unknown || "忽略了未知的链接参数：") + shortText(key));
+        notes.push((tw.link_unknown || "") + shortText(key));
         return;
       }
       if (key === "row") {
         if (raw === "0" || raw === "1") row = Number(raw);
-        else notes.push((tw.link_row || "row 只能是 0 或 1，已忽略：") + shortText(raw));
+        else notes.push((tw.link_row || "") + shortText(raw));
         return;
       }
       if (TABLES.indexOf(key) >= 0) {
         var vals = raw.split(",");
         if (vals.length !== 4) {
-          notes.push(key + (tw.link_four || " 需要四个数（按行），已忽略：") + shortText(raw));
+          notes.push(key + (tw.link_four || "") + shortText(raw));
           return;
         }
         vals.forEach(function (v, k) { take(key + "[" + Math.floor(k / 2) + "," + (k % 2) + "]", v); });
@@ -365,13 +365,33 @@
         ? ["1", "true", "on", "yes", "0", "false", "off", "no"].indexOf(String(raw).trim().toLowerCase()) < 0
         : !isFinite(parseNumber(raw));
       if (refused) {
-        notes.push(name + (tw.link_refused || " 的值无法使用，已忽略：") + shortText(raw));
+        notes.push(name + (tw.link_refused || "") + shortText(raw));
         return;
       }
       var c = coerce(name, raw, ranges, baseline);
       if (c.note) notes.push(c.note);
       params[name] = c.value;
     }
+  }
+
+  // ---------------------------------------------------------------- status messages
+
+  /** As the kernel lab's _messages: entries at a range end, d_k not the width, causal off.
+   *  labStrings: strings_zh.json's "lab" section; ranges as in the page's config. */
+  function messages(params, ranges, labStrings) {
+    var s = labStrings || {}, out = [];
+    PARAM_NAMES.slice(0, -2).forEach(function (name) {
+      var r = ranges[tableOf(name)], v = params[name];
+      if (s.at_bound && (v <= r.min || v >= r.max)) {
+        out.push(s.at_bound.split("{name}").join(name).split("{value}").join(fmt(v))
+          .split("{min}").join(fmt(r.min)).split("{max}").join(fmt(r.max)));
+      }
+    });
+    var dK = params.d_k;
+    if (dK === 1 && s.d_k_one) out.push(s.d_k_one);
+    if (dK !== 2 && s.d_k_not_width) out.push(s.d_k_not_width.split("{d_k}").join(fmt(dK)));
+    if (!params.causal && s.causal_off_note) out.push(s.causal_off_note);
+    return out;
   }
 
   // ---------------------------------------------------------------- colour scales
@@ -547,6 +567,7 @@
     exact: exact,
     subscript: subscript,
     workedSteps: workedSteps,
-    workedText: workedText
+    workedText: workedText,
+    messages: messages
   };
 });

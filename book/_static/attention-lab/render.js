@@ -37,7 +37,7 @@
   }
 
   /** Build an empty heatmap table inside `parent`.
-   *  spec: {name, title, rows: [labels], cols: [labels], rowAxis, colAxis, maskedText}. */
+   *  spec: {name, title, rows: [labels], cols: [labels], axes (what rows and columns are), maskedText}. */
   function createMatrix(parent, spec) {
     var figure = el("figure", "al-matrix");
     figure.setAttribute("data-matrix-table", spec.name);
@@ -46,9 +46,7 @@
     table.appendChild(caption);
     var thead = el("thead");
     var headRow = el("tr");
-    var corner = el("th", "al-corner");
-    corner.setAttribute("scope", "col");
-    corner.appendChild(el("span", "al-axis", spec.rowAxis + " ╲ " + spec.colAxis));
+    var corner = el("td", "al-corner");
     headRow.appendChild(corner);
     spec.cols.forEach(function (label) {
       var th = el("th", "al-col", label);
@@ -82,6 +80,10 @@
     });
     table.appendChild(tbody);
     figure.appendChild(table);
+    if (spec.axes) {
+      var axes = el("figcaption", "al-axes", spec.axes);
+      figure.appendChild(axes);
+    }
     parent.appendChild(figure);
     return { name: spec.name, root: figure, cells: cells, maskedText: spec.maskedText || "" };
   }
