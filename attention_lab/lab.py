@@ -16,19 +16,18 @@ Contract (tests and the static twin rely on it)::
 from __future__ import annotations
 
 import html
-import io
-import math
 from contextlib import contextmanager
 
 import numpy as np
 
 from .core import TOKENS, attention
+from .fastrender import FastRenderer
 from .params import PARAM_NAMES, RANGES, TABLES, coerce, default_params, range_of, tables_from_params
 from .plotting import AttentionFigure
 from .web import lab_html, strings
 from .worked import fmt, worked_steps
 
-__all__ = ["AttentionLab", "FastRenderer"]
+__all__ = ["AttentionLab"]
 
 #: Decimals shown in each slider's readout (enough for every step).
 READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f"}
@@ -51,59 +50,6 @@ CSS = """
 .f11-lab .f11-fig img, .f11-lab img { max-width: 100%; height: auto; }
 </style>
 """
-
-
-class FastRenderer:
-    """Re-renders a matplotlib figure to PNG bytes by blitting its changing artists.
-
-    The first render draws everything and freezes the layout; it then keeps a
-    picture of the background (axes, ticks, titles, labels) and afterwards only
-    draws each axes' images and texts (``ax.images``, ``ax.texts``: the heatmap
-    and the cell values) on a copy of it, then encodes with a fast PNG setting.
-    Same pixels as a full draw, a fraction of the time; no new figure is made.
-    """
-
-    def __init__(self, figure):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-        self.figure = figure
-        self.canvas = FigureCanvasAgg(figure)
-        self._background = None
-
-    def _dynamic(self):
-        for ax in self.figure.axes:
-            yield ax, list(ax.images) + list(ax.texts) + list(ax.spines.values())
-
-    def _prepare(self) -> None:
-        self.canvas.draw()  # constrained layout runs here, once
-        self.figure.set_layout_engine("none")  # freeze positions: no layout per change
-        hidden = [a for _, artists in self._dynamic() for a in artists if a.get_visible()]
-        for a in hidden:
-            a.set_visible(False)
-        self.canvas.draw()
-        self._background = self.canvas.copy_from_bbox(self.figure.bbox)
-        for a in hidden:
-            a.set_visible(True)
-
-    def render_rgba(self) -> np.ndarray:
-        if self._background is None:
-            self._prepare()
-        renderer = self.canvas.get_renderer()
-        self.canvas.restore_region(self._background)
-        for ax, artists in self._dynamic():
-            for a in artists:
-                if a.get_visible():
-                    a.draw(renderer)
-        return np.asarray(self.canvas.buffer_rgba())
-
-    def to_png(self) -> bytes:
-        from PIL import Image
-
-        rgba = self.render_rgba()
-        buffer = io.BytesIO()
-        # RGB (no alpha) and light compression: smallest encode time for flat heatmaps.
-        Image.fromarray(rgba[..., :3]).save(buffer, format="png", compress_level=1)
-        return buffer.getvalue()
 
 
 class _BoundedMixin:
@@ -156,7 +102,6 @@ class AttentionLab:
         start.update(params or {})
         self._notes: dict[str, str] = {}
         self._holding = False
-        self._last_tables = None
         self.render_count = 0
 
         # --- controls -----------------------------------------------------------------
@@ -227,6 +172,10 @@ class AttentionLab:
                                           panel_size=3.0, font_size=15, dpi=100)
         self._renderer_sao = FastRenderer(self.figure_sao.figure)
         self._renderer_qkv = FastRenderer(self.figure_qkv.figure)
+        for fig in (self.figure_sao, self.figure_qkv):
+            for ax in fig.axes:
+                for im in ax.images:
+                    im.set_interpolation("nearest")  # 2x2 flat cells: same look, cheaper
 
         options = widgets.HBox([d_k, causal], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
         actions = widgets.HBox([self.row_control, *self.buttons.values()],
@@ -325,14 +274,12 @@ class AttentionLab:
             self._show_notes([message])
             return
         self.result = result
-        qkv_changed = self._last_tables is None or any(
-            not np.array_equal(tables[t], self._last_tables[t]) for t in TABLES)
-        self._last_tables = tables
-        self.figure_sao.update(result)
-        self.image_sao.value = self._renderer_sao.to_png()
-        if qkv_changed:
-            self.figure_qkv.update(result)
-            self.image_qkv.value = self._renderer_qkv.to_png()
+        for figure, renderer, image in ((self.figure_sao, self._renderer_sao, self.image_sao),
+                                        (self.figure_qkv, self._renderer_qkv, self.image_qkv)):
+            figure.update(result)
+            png = renderer.to_png()  # redraws only the panels whose values changed
+            if png is not image.value:
+                image.value = png
         tok = self.tokens[self.row]
         self.worked_title.value = ('<div class="f11-table-title">'
                                    + html.escape(self.strings["lab"]["worked_title"].replace("{tok}", tok))
