@@ -129,7 +129,7 @@
     var linkId = uid + "-link";
     var linkBox = el("div", { "class": "al-linkbox" });
     linkBox.hidden = true;
-    var linkLabel = el("label", { "for": linkId }, "");
+    var linkLabel = el("label", { "for": linkId }, tw.link_manual || "");
     var linkField = el("input", { type: "text", id: linkId, readonly: "", "class": "al-link", "data-lab-link": "" });
     linkBox.appendChild(linkLabel);
     linkBox.appendChild(linkField);
