@@ -1,0 +1,104 @@
+"""How long the static twin takes from one slider input event to everything updated.
+
+Serves a page of its own (``attention_lab.web.standalone_html`` plus
+``book/_static/attention-lab/``) on 127.0.0.1, so no book build is needed, opens it
+in headless Chromium (Debian's ``/usr/bin/chromium``) and times, with
+``performance.now()``, dispatching one ``input`` event on a range slider and the
+synchronous recomputation and redraw it triggers (computation, 42 cells, worked
+text).  Layout and paint happen later and are not part of the figure.
+Chromium rounds ``performance.now()`` to about 0.1 ms, so figures below that are coarse.
+
+    python scripts/bench_twin.py            # prints one line
+    python scripts/bench_twin.py --n 2000
+
+Not a timed test: a benchmark that prints figures (target: median <= 2 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STATIC = ROOT / "book" / "_static" / "attention-lab"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+# Runs in the page: move sliders through their positions, one input event at a time.
+MEASURE_JS = """async (n) => {
+  const root = document.querySelector("[data-attention-lab]");
+  const sliders = [...root.querySelectorAll('input[type="range"][data-param]')];
+  const times = [];
+  for (let k = 0; k < n; k++) {
+    const s = sliders[k % sliders.length];
+    const steps = Math.round((Number(s.max) - Number(s.min)) / Number(s.step));
+    s.value = String(Number(s.min) + ((k * 7) % (steps + 1)) * Number(s.step));
+    const t0 = performance.now();
+    s.dispatchEvent(new Event("input", { bubbles: true }));
+    times.push(performance.now() - t0);
+    if (k % 50 === 49) await new Promise(requestAnimationFrame);  // let the page paint now and then
+  }
+  const lab = root.__attentionLab;
+  return { times, shown: root.querySelector('td[data-matrix="O"]').dataset.value, ok: !!lab && !!lab.result };
+}"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def _serve(folder: Path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def measure(n: int = 1000, warmup: int = 200) -> dict:
+    """Median and 95th percentile (ms) of input event -> everything updated, over ``n`` events."""
+    from playwright.sync_api import sync_playwright
+
+    from attention_lab.web import standalone_html
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "attention-lab").symlink_to(STATIC, target_is_directory=True)
+        (folder / "index.html").write_text(standalone_html(), encoding="utf-8")
+        server = _serve(folder)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                             args=["--no-sandbox", "--disable-gpu"])
+                page = browser.new_page(viewport={"width": 1280, "height": 900})
+                errors = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+                page.wait_for_selector("td[data-matrix='O'][data-value]")
+                page.evaluate(MEASURE_JS, warmup)
+                out = page.evaluate(MEASURE_JS, n)
+                browser.close()
+        finally:
+            server.shutdown()
+    if errors or not out["ok"]:
+        raise RuntimeError(f"the twin did not run cleanly: {errors}")
+    times = sorted(out["times"])
+    return {"median_ms": times[len(times) // 2], "p95_ms": times[int(0.95 * (len(times) - 1))], "n": len(times)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=1000, help="input events to time")
+    args = parser.parse_args()
+    r = measure(args.n)
+    size = sum((STATIC / f).stat().st_size for f in ("attention.js", "render.js", "app.js", "lab.css"))
+    print(f"static twin, input event -> everything updated (headless Chromium): "
+          f"median {r['median_ms']:.3f} ms, p95 {r['p95_ms']:.3f} ms, n={r['n']} "
+          f"(target: median <= 2 ms); JS+CSS {size / 1024:.1f} KB (limit 60 KB)")
+
+
+if __name__ == "__main__":
+    main()
