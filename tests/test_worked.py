@@ -1,0 +1,116 @@
+"""The worked arithmetic (attention_lab.worked): the chapter's four steps, in Chinese, from the core's numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from attention_lab import attention, baseline
+from attention_lab.worked import exact, factor, fmt, templates, vec, worked_steps, worked_text
+
+# The draft's numbers for row 爱 (F11-draft.txt, "对“爱”这个位置，从打分一直算到新表示").
+DRAFT_LINES_AI = [
+    "当前接收者：爱，q₁=[1, 0]",
+    "对“我”的原始分数：q₁·k₀ = 1×1+0×0 = 1",
+    "对“爱”的原始分数：q₁·k₁ = 1×0+0×1 = 0",
+    "缩放分数：[1/√2, 0/√2] ≈ [0.7071067812, 0]",
+    "减最大值：[0, -0.7071067812]",
+    "取指数：[1, 0.4930686914]",
+    "指数之和：1.4930686914",
+    "除以总和：[0.6697615493, 0.3302384507]",
+    "输出第0格 = 0.6697615493×10 + 0.3302384507×0 ≈ 6.6976154933",
+    "输出第1格 = 0.6697615493×0 + 0.3302384507×20 ≈ 6.6047690135",
+    "“爱”位置的注意力输出 o₁ ≈ [6.6976154933, 6.6047690135]",
+]
+
+
+def numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", text)]
+
+
+def random_result(rng, causal=True):
+    X = rng.uniform(-3, 3, (2, 2))
+    Wq, Wk = rng.uniform(-3, 3, (2, 2)), rng.uniform(-3, 3, (2, 2))
+    Wv = rng.uniform(-20, 20, (2, 2))
+    return attention(X, Wq, Wk, Wv, d_k=int(rng.integers(1, 65)), causal=causal)
+
+
+def test_fmt_trims_zeros_keeps_integers_and_writes_minus_infinity():
+    assert fmt(1.0) == "1"
+    assert fmt(20.0) == "20"
+    assert fmt(0.5) == "0.5"
+    assert fmt(-0.5) == "-0.5"
+    assert fmt(1 / math.sqrt(2)) == "0.7071067812"
+    assert fmt(-1e-12) == "0"  # rounds to zero: no "-0"
+    assert fmt(-math.inf) == "−∞"
+    assert fmt(6.69761549330000) == "6.6976154933"
+
+
+def test_factor_puts_negative_numbers_in_parentheses():
+    assert factor(-0.5) == "(-0.5)"
+    assert factor(0.5) == "0.5"
+    assert vec([1.0, -0.25]) == "[1, -0.25]"
+
+
+def test_exact_means_the_shown_text_is_the_number():
+    assert exact(0.5) and exact(10.0) and exact(-math.inf)
+    assert not exact(1 / math.sqrt(2))
+
+
+def test_row_ai_at_the_baseline_shows_the_drafts_values():
+    lines = worked_text(attention(**baseline()), 1).splitlines()
+    for expected in DRAFT_LINES_AI:
+        assert expected in lines
+
+
+def test_row_wo_says_plainly_that_the_later_position_is_masked():
+    steps = worked_steps(attention(**baseline()), 0)
+    text = "\n".join(s["text"] for s in steps)
+    assert "因果掩码" in text
+    assert "除以总和：[1, 0]" in text
+    assert "输出第0格 = 1×10 = 10" in text  # only the readable position is mixed
+    notes = [s["text"] for s in steps if s["kind"] == "note"]
+    assert any("“爱”" in n and "份额是 0" in n for n in notes)
+
+
+def test_without_the_mask_row_wo_reads_both_positions():
+    text = worked_text(attention(**baseline(), causal=False), 0)
+    assert "可读位置1：爱" in text
+    assert "−∞" not in text
+
+
+def test_d_k_one_says_no_scaling():
+    text = worked_text(attention(**baseline(), d_k=1), 1)
+    assert "缩放分数：[1/√1, 0/√1] = [1, 0]" in text
+    assert templates()["no_scaling"] in text
+
+
+def test_steps_come_in_the_chapters_order_with_four_headings():
+    steps = worked_steps(attention(**baseline()), 1)
+    heads = [s["text"] for s in steps if s["kind"] == "head"]
+    assert [h[:3] for h in heads] == ["第一步", "第二步", "第三步", "第四步"]
+    assert {s["kind"] for s in steps} <= {"head", "line", "note"}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_numbers_in_the_text_equal_the_cores(seed):
+    rng = np.random.default_rng(seed)
+    result = random_result(rng, causal=bool(seed % 2))
+    for row in (0, 1):
+        lines = worked_text(result, row).splitlines()
+        assert not any("{" in line or "NaN" in line for line in lines)
+        shares = next(line for line in lines if line.startswith("除以总和"))
+        assert numbers(shares) == pytest.approx(result.A[row].tolist(), abs=1e-9)
+        output = lines[-1]
+        assert numbers(output)[-2:] == pytest.approx(result.O[row].tolist(), abs=1e-9)
+        total = next(line for line in lines if line.startswith("指数之和"))
+        finite = result.S[row][np.isfinite(result.S[row])]
+        assert numbers(total)[0] == pytest.approx(np.exp(finite - finite.max()).sum(), abs=1e-9)
+
+
+def test_a_row_out_of_range_is_refused():
+    with pytest.raises(ValueError, match="row"):
+        worked_steps(attention(**baseline()), 2)
