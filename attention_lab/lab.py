@@ -16,6 +16,7 @@ Contract (tests and the static twin rely on it)::
 from __future__ import annotations
 
 import html
+import re
 from contextlib import contextmanager
 
 import numpy as np
@@ -39,7 +40,7 @@ CSS = """
 .f11-lab .widget-label, .f11-lab .widget-readout, .f11-lab .widget-inline-hbox .widget-label,
 .f11-lab .widget-toggle-button, .f11-lab .widget-button, .f11-lab .widget-checkbox label {
   font-size: 17px !important; }
-.f11-lab .widget-readout { min-width: 4.2em; }
+.f11-lab .widget-readout { min-width: 3.4em; }
 .f11-lab .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 2px 6px; margin: 2px; }
 .f11-lab .f11-table-title { font-weight: 600; font-size: 17px; margin: 0 0 0 4px; }
 .f11-lab .f11-notes { color: #8a3b00; font-size: 16px; min-height: 1.2em; }
@@ -50,6 +51,11 @@ CSS = """
 .f11-lab .f11-fig img, .f11-lab img { max-width: 100%; height: auto; }
 </style>
 """
+
+
+def dom_class(name: str) -> str:
+    """CSS class of a control in the page: ``"Wq[0,1]"`` -> ``"f11-param-Wq-0-1"`` (for tests, styling)."""
+    return "f11-param-" + re.sub(r"[^A-Za-z0-9_]+", "-", name).strip("-")
 
 
 class _BoundedMixin:
@@ -74,7 +80,9 @@ def _make_slider_classes():
     class FloatSlider(_BoundedMixin, widgets.FloatSlider):
         @validate("value")
         def _validate_value(self, proposal):
-            return float(self._coerce_with_note(proposal))
+            # Round away binary noise from the browser's stepping (0.5 + 0.05 -> 0.5499999999999999),
+            # so the worked text shows 0.55 exactly; 10 decimals keep any typed value.
+            return round(float(self._coerce_with_note(proposal)), 10)
 
     class IntSlider(_BoundedMixin, widgets.IntSlider):
         @validate("value")
@@ -118,16 +126,17 @@ class AttentionLab:
                         description=f"[{i},{j}]", readout=True, readout_format=READOUT[t],
                         continuous_update=True,
                         style={"description_width": "2.6em"},
-                        layout=widgets.Layout(width="215px"),
+                        layout=widgets.Layout(width="190px"),
                     )
                     slider._param_name = name
+                    slider.add_class(dom_class(name))
                     slider._note_callback = self._note
                     slider.value = start[name]  # through the validator, now that it is wired
                     self.controls[name] = slider
                     cells.append(slider)
             title = widgets.HTML(f'<div class="f11-table-title">{html.escape(s_controls["table_" + t])}</div>')
             box = widgets.VBox([title, widgets.GridBox(cells, layout=widgets.Layout(
-                grid_template_columns="repeat(2, 215px)", grid_gap="0 6px"))])
+                grid_template_columns="repeat(2, 190px)", grid_gap="0 6px"))])
             box.add_class("f11-table")
             table_boxes.append(box)
         r = RANGES["d_k"]
@@ -135,9 +144,11 @@ class AttentionLab:
                         description=s_controls["d_k"], continuous_update=True,
                         style={"description_width": "9.5em"}, layout=widgets.Layout(width="420px"))
         d_k._param_name, d_k._note_callback = "d_k", self._note
+        d_k.add_class(dom_class("d_k"))
         self.controls["d_k"] = d_k
         causal = widgets.Checkbox(value=bool(start["causal"]), description=s_controls["causal"],
                                   indent=False, layout=widgets.Layout(width="auto"))
+        causal.add_class(dom_class("causal"))
         self.controls["causal"] = causal
         assert tuple(self.controls) == PARAM_NAMES, "controls must follow params.PARAM_NAMES"
 
@@ -182,7 +193,8 @@ class AttentionLab:
                                layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
         self.widget = widgets.VBox([
             widgets.HTML(CSS),
-            widgets.GridBox(table_boxes, layout=widgets.Layout(grid_template_columns="repeat(2, max-content)")),
+            # Two tables per row on a projector (1024 px), one per row when narrower.
+            widgets.HBox(table_boxes, layout=widgets.Layout(flex_flow="row wrap")),
             options, actions, self.notes,
             self.image_sao,
             self.worked_title, self.worked,
