@@ -304,8 +304,8 @@ class AttentionLab:
 
     # --- what is shown (for tests and scripts) -----------------------------------------
     def worked_lines(self) -> list[str]:
-        """The worked arithmetic currently shown, one string per line."""
-        return [line["text"] for line in worked_steps(self.result, self.row, self.tokens)]
+        """The worked arithmetic currently shown (read back from the widget), one string per line."""
+        return [html.unescape(text) for text in re.findall(r'<div class="\w+">(.*?)</div>', self.worked.value)]
 
     def shown_cells(self) -> dict[str, list[list[str]]]:
         """The text written in every heatmap cell, ``{"S": [[...], [...]], ...}``."""
