@@ -47,7 +47,7 @@ Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
   ``"(-0.5)"``.
 * ``vec(xs)``: ``"[" + ", ".join(fmt(x)) + "]"``, e.g. ``"[0.6697615493, 0.3302384507]"``.
 * ``exact(x)``: ``x`` is infinite, or ``fmt(x)`` parses back (``float`` /
-  ``parseFloat``) to exactly ``x``.  ``eq`` is ``"="`` when every number it
+  ``parseFloat``) to ``x`` within ``1e-12 * max(1, |x|)`` (float noise).  ``eq`` is ``"="`` when every number it
   stands for is exact, else ``"≈"``.
 
 The expressions:
@@ -111,14 +111,20 @@ def vec(xs) -> str:
     return "[" + ", ".join(fmt(x) for x in xs) + "]"
 
 
+#: ``fmt(x)`` "stands for exactly x" when it is within this relative distance:
+#: float noise (e.g. BLAS fused multiply-adds, or a plain JavaScript loop) must
+#: not flip "=" to "≈", and 9.6×(-8.7)+3.15×2.7 = -75.015 is exact in decimals.
+EXACT_TOL = 1e-12
+
+
 def exact(x: float) -> bool:
-    """True when ``fmt(x)`` stands for exactly ``x``."""
+    """True when ``fmt(x)`` stands for ``x`` up to float noise (``EXACT_TOL``)."""
     x = float(x)
     if math.isinf(x):
         return True
     if math.isnan(x):
         return False
-    return float(fmt(x)) == x
+    return abs(float(fmt(x)) - x) <= EXACT_TOL * max(1.0, abs(x))
 
 
 def _eq(xs) -> str:

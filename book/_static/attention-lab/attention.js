@@ -434,11 +434,12 @@
 
   function vec(xs) { return "[" + xs.map(fmt).join(", ") + "]"; }
 
-  /** True when fmt(x) stands for exactly x. */
+  /** True when fmt(x) stands for x up to float noise (worked.py's EXACT_TOL). */
+  var EXACT_TOL = 1e-12;
   function exact(x) {
     if (x === Infinity || x === -Infinity) return true;
     if (x !== x) return false;
-    return parseFloat(fmt(x)) === x;
+    return Math.abs(parseFloat(fmt(x)) - x) <= EXACT_TOL * Math.max(1, Math.abs(x));
   }
 
   function eqSign(xs) { return xs.every(exact) ? "=" : "≈"; }
