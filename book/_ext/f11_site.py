@@ -7,20 +7,33 @@ already been declared" in every reader's console.  Thebe (live code via Binder
 from a CDN) is switched off here (``launch_buttons.thebe: false``) because
 readers behind a firewall cannot load it, so its scripts are dropped from every
 page: nothing on the site then refers to a CDN.
+
+myst-nb also embeds the widget state that the build's kernel recorded (for the
+ipywidgets HTML manager, which this site does not load: ``nb_ipywidgets_js`` is
+empty and the lab cells show the JavaScript twin instead).  That state is dead
+weight, about 170 KB of PNGs per page, so it is dropped too.
 """
 
-
-def _is_thebe(script) -> bool:
-    body = getattr(script, "attributes", {}).get("body", "") or ""
-    return "THEBE_JS_URL" in body or "sphinx-thebe." in str(script)
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def drop_thebe_scripts(app, pagename, templatename, context, doctree):
+def _is_unused(script) -> bool:
+    attributes = getattr(script, "attributes", {})
+    body = attributes.get("body", "") or ""
+    return (
+        "THEBE_JS_URL" in body
+        or "sphinx-thebe." in str(script)
+        or attributes.get("type") == WIDGET_STATE
+    )
+
+
+def drop_unused_scripts(app, pagename, templatename, context, doctree):
     for key in ("script_files", "css_files"):
         if key in context:
-            context[key] = [s for s in context[key] if not _is_thebe(s)]
+            context[key] = [s for s in context[key] if not _is_unused(s)]
 
 
 def setup(app):
-    app.connect("html-page-context", drop_thebe_scripts)
+    # After myst-nb's own html-page-context handler (priority 500) has added its scripts.
+    app.connect("html-page-context", drop_unused_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
