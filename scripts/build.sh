@@ -8,5 +8,4 @@ ensure_cjk_font
 ensure_venv requirements.txt
 # --all: re-run every notebook, so every number on the site comes from this build.
 "$VENV/bin/jupyter-book" build . --all --builder html -W -n --keep-going "$@"
-"$VENV/bin/python" scripts/make_notebooks.py _build/html/_notebooks  # .ipynb from book/*.md, for Colab/JupyterHub
 say "site built: open _build/html/index.html, or serve it: $VENV/bin/python -m http.server -d _build/html 8000"

@@ -2,8 +2,11 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.build
 
@@ -60,3 +63,27 @@ def test_pages_render_offline_with_no_console_errors(site_url, new_page, page):
     if page == "book/f11-attention.html":
         # MathJax from _static turned the TeX into rendered math.
         rec.page.wait_for_selector("mjx-container", timeout=15000)
+
+
+def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
+    import jupytext
+    import nbformat
+
+    index = (built_site / "book" / "index.html").read_text("utf-8")
+    for stem in ("f11-attention", "lab"):
+        assert f'href="../_notebooks/{stem}.ipynb"' in index
+        notebook = nbformat.read(built_site / "_notebooks" / f"{stem}.ipynb", as_version=4)
+        nbformat.validate(notebook)
+        source = jupytext.read(ROOT / "book" / f"{stem}.md")
+        assert [c.source for c in notebook.cells] == [c.source for c in source.cells]
+        assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("page", PAGES + ["book/notation.html"])
+def test_pages_do_not_scroll_sideways_on_a_phone(site_url, new_page, page):
+    rec = new_page(width=375, height=800)
+    rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
+    rec.page.wait_for_timeout(500)  # MathJax typesets after load
+    width = rec.page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 375, f"{page} is {width}px wide at a 375px screen"
