@@ -322,3 +322,13 @@ def test_every_control_has_a_label_for_screen_readers(chapter):
     assert unlabelled == []
     masked = twin.root.locator('td[data-matrix="S"][data-row="0"][data-col="1"]')
     assert "因果掩码" in masked.text_content()  # described, not only grey
+
+
+def test_arrow_keys_in_a_number_box_step_by_the_sliders_step_and_apply_at_once(chapter):
+    twin = chapter()
+    box = twin.root.locator('input[data-param-text="Wq[0,0]"]')
+    box.focus()
+    box.press("ArrowUp")
+    params = {**default_params(), "Wq[0,0]": 0.55}  # baseline 0.5, step 0.05
+    assert twin.params()["Wq[0,0]"] == pytest.approx(0.55)
+    assert_cells_equal_python(twin.cells(), params, "number box ArrowUp")

@@ -177,16 +177,21 @@
       var slider = el("input", { type: "range", id: id, "data-param": name,
         min: String(range.min), max: String(range.max), step: String(range.step) });
       var text = el("input", { type: "number", "data-param-text": name, "class": "al-number",
-        min: String(range.min), max: String(range.max), step: "any", inputmode: "decimal",
+        min: String(range.min), max: String(range.max), step: String(range.step), inputmode: "decimal",
         "aria-label": (tw.exact_value || "{name}").split("{name}").join(name) });
       slider.addEventListener("input", function () {
         self.setParam(name, Number(slider.value), slider);
       });
-      text.addEventListener("change", function () {
+      function applyTyped() {
         var c = core.coerce(name, text.value, config.ranges, config.baseline);
         self.showNotes(c.note ? [c.note] : []);
         self.setParam(name, c.value);
         text.value = String(c.value);
+      }
+      text.addEventListener("change", applyTyped);
+      // Arrow keys step the box by the slider's step; apply at once, as a slider does.
+      text.addEventListener("keyup", function (e) {
+        if (e.key === "ArrowUp" || e.key === "ArrowDown") applyTyped();
       });
       wrap.appendChild(label);
       wrap.appendChild(slider);
