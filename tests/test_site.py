@@ -87,3 +87,26 @@ def test_pages_do_not_scroll_sideways_on_a_phone(site_url, new_page, page):
     rec.page.wait_for_timeout(500)  # MathJax typesets after load
     width = rec.page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 375, f"{page} is {width}px wide at a 375px screen"
+
+
+@pytest.mark.browser
+def test_with_the_network_cut_off_the_chapters_sliders_still_recompute(site_url, new_page):
+    rec = new_page()
+    # Everything that is not this site fails, as on a school network with no internet.
+    rec.page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(site_url)
+                   else route.abort("internetdisconnected"))
+    rec.page.goto(f"{site_url}/book/f11-attention.html", wait_until="networkidle")
+    cell = rec.page.locator('[data-attention-lab] td[data-matrix="A"][data-row="1"][data-col="0"]').first
+    before = float(cell.get_attribute("data-value"))
+    slider = rec.page.locator('[data-attention-lab] input[data-param="Wq[0,0]"]').first
+    slider.focus()
+    for _ in range(10):
+        slider.press("ArrowRight")  # 0.5 -> 1.0 in steps of 0.05
+    from attention_lab import attention, baseline
+
+    tables = baseline()
+    tables["Wq"][0, 0] = 1.0
+    expected = attention(**tables).A[1, 0]
+    after = float(cell.get_attribute("data-value"))
+    assert after != before and after == pytest.approx(expected, abs=1e-9)
+    assert rec.console_errors == [] and rec.page_errors == []
