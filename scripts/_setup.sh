@@ -26,7 +26,7 @@ ensure_apt() {
   fi
   say "installing $pkg (apt-get)"
   if [ -z "$_apt_updated" ]; then _apt update -qq || { say "cannot run apt-get (not root, no sudo). Run: sudo apt-get install -y $pkg"; return 1; }; _apt_updated=1; fi
-  _apt install -y -qq --no-install-recommends "$pkg" >/dev/null || { say "apt-get install $pkg failed. Run: sudo apt-get install -y $pkg"; return 1; }
+  _apt install -y -qq "$pkg" >/dev/null || { say "apt-get install $pkg failed. Run: sudo apt-get install -y $pkg"; return 1; }
 }
 
 # The figures' Chinese labels need a CJK font (see attention_lab/fonts.py).
