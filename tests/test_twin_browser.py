@@ -298,6 +298,10 @@ def test_desktop_and_phone_light_and_dark(chapter, width, scheme):
     rgb = twin.root.evaluate("""r => getComputedStyle(r).backgroundColor.match(/[\\d.]+/g).slice(0, 3).map(Number)""")
     luminance = (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]) / 255
     assert (luminance < 0.35) if scheme == "dark" else (luminance > 0.8), f"{scheme}: lab background {rgb}"
+    if scheme == "dark":
+        # No light frame from the theme's HTML-output backdrop around the lab.
+        frame = twin.root.evaluate("r => getComputedStyle(r.parentElement).backgroundColor")
+        assert frame in ("rgba(0, 0, 0, 0)", "transparent"), f"lab sits on a {frame} frame"
     text = twin.root.evaluate("r => getComputedStyle(r).color.match(/[\\d.]+/g).slice(0, 3).map(Number)")
     assert abs(sum(text) - sum(rgb)) > 300, f"text {text} on background {rgb} lacks contrast"
     # Large enough to read when projected.
