@@ -52,12 +52,14 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
     element; the JSON is data (``type="application/json"``), never executed.
     """
     config = lab_config(params, row)
-    noscript = html.escape(config["strings"]["twin"]["noscript"])
+    # Shown wherever the twin's JavaScript does not run (no JavaScript, or a notebook
+    # viewer that shows this HTML without the site's scripts); app.js removes it.
+    fallback = html.escape(config["strings"]["twin"]["fallback"])
     config = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
     return (
         '<div class="attention-lab-static" data-attention-lab>'
         f'<script type="application/json" data-attention-lab-config>{config}</script>'
-        f"<noscript>{noscript}</noscript>"
+        f'<p class="al-fallback" data-attention-lab-fallback>{fallback}</p>'
         "</div>"
     )
 

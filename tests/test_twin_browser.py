@@ -280,6 +280,10 @@ def test_page_gets_the_twin_with_no_outside_requests_and_no_console_errors(new_p
     assert rec.console_errors == [] and rec.page_errors == []
     # No dead ipywidgets view next to the twin.
     assert rec.page.locator(".jupyter-widgets, .widget-container").count() == 0
+    # The static fallback text (for viewers without the twin's scripts) is in the page's HTML
+    # and gone once the twin has built itself.
+    assert "data-attention-lab-fallback" in rec.page.request.get(site_url + path).text()
+    assert rec.page.locator("[data-attention-lab-fallback]").count() == 0
 
 
 @pytest.mark.parametrize("width, scheme", [(1280, "light"), (1280, "dark"), (375, "light"), (375, "dark")])

@@ -51,7 +51,7 @@
     var handles = {};
 
     root.classList.add("al-lab");
-    var fallback = root.querySelector("noscript");
+    var fallback = root.querySelector("[data-attention-lab-fallback]");
     if (fallback) root.removeChild(fallback);
 
     var title = el("p", { "class": "al-title" }, labStr.title || "");
