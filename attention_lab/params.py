@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .core import BASELINE, CONTRASTS
+from .core import baseline
 
 TABLES = ("X", "Wq", "Wk", "Wv")
 
@@ -56,10 +56,7 @@ def range_of(name: str) -> Range:
 
 def default_params(contrast: str | None = None) -> dict:
     """The chapter's baseline (or one contrast) as a flat ``{name: value}`` dict."""
-    tables = {k: np.array(v, dtype=float) for k, v in BASELINE.items()}
-    if contrast is not None:
-        for k, v in CONTRASTS[contrast].items():
-            tables[k] = np.array(v, dtype=float)
+    tables = baseline(contrast)
     params = {}
     for t in TABLES:
         for i in range(2):
