@@ -2,7 +2,7 @@
 
 The kernel lab's display bundle carries this as ``text/html`` next to the widget
 view; Jupyter shows the widget, the website (myst-nb's mime priority) shows this,
-and ``book/_static/attention-lab/*.js`` turns it into a working lab in the browser.
+and ``attention_lab/static/attention-lab/*.js`` turns it into a working lab in the browser.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def standalone_html(params: dict | None = None, row: int = 1, static: str = "att
                     theme: str = "light") -> str:
     """A whole HTML page holding one twin, outside the book (for the benchmark and quick checks).
 
-    ``static`` is the URL folder of ``book/_static/attention-lab/``; ``theme`` sets
+    ``static`` is the URL folder of ``attention_lab/static/attention-lab/``; ``theme`` sets
     ``<html data-theme>`` as pydata-sphinx-theme does.
     """
     css = "".join(f'<link rel="stylesheet" href="{html.escape(static + f)}">' for f in TWIN_CSS)

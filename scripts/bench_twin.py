@@ -1,7 +1,7 @@
 """How long the static twin takes from one slider input event to everything updated.
 
 Serves a page of its own (``attention_lab.web.standalone_html`` plus
-``book/_static/attention-lab/``) on 127.0.0.1, so no book build is needed, opens it
+``attention_lab/static/attention-lab/``) on 127.0.0.1, so no book build is needed, opens it
 in headless Chromium (Debian's ``/usr/bin/chromium``) and times, with
 ``performance.now()``, dispatching one ``input`` event on a range slider and the
 synchronous recomputation and redraw it triggers (computation, 42 cells, worked
@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STATIC = ROOT / "book" / "_static" / "attention-lab"
+STATIC = ROOT / "attention_lab" / "static" / "attention-lab"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 # Runs in the page: move sliders through their positions, one input event at a time.

@@ -1,4 +1,4 @@
-"""The static twin (book/_static/attention-lab/) without a browser.
+"""The static twin (attention_lab/static/attention-lab/) without a browser.
 
 * Its JavaScript tests (``node --test tests/js/``) run from pytest, against test
   vectors generated now by ``scripts/make_vectors.py`` from the Python core, so
@@ -22,7 +22,7 @@ from attention_lab.params import PARAM_NAMES, default_params
 from attention_lab.web import TWIN_CSS, TWIN_JS, lab_config, lab_html
 
 ROOT = Path(__file__).resolve().parents[1]
-STATIC = ROOT / "book" / "_static" / "attention-lab"
+STATIC = ROOT / "attention_lab" / "static" / "attention-lab"
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_vectors  # noqa: E402
 

@@ -1,4 +1,4 @@
-// The twin's computation (book/_static/attention-lab/attention.js) against the Python core.
+// The twin's computation (attention_lab/static/attention-lab/attention.js) against the Python core.
 //
 // Vectors come from scripts/make_vectors.py: the file named by $ATTENTION_VECTORS
 // (tests/test_twin_node.py generates it fresh), or, when run alone with
@@ -11,7 +11,7 @@ const path = require("node:path");
 const { execFileSync } = require("node:child_process");
 
 const ROOT = path.resolve(__dirname, "..", "..");
-const SOURCE = path.join(ROOT, "book", "_static", "attention-lab", "attention.js");
+const SOURCE = path.join(ROOT, "attention_lab", "static", "attention-lab", "attention.js");
 const core = require(SOURCE);
 const TOL = 1e-9;
 
