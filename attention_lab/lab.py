@@ -1,16 +1,23 @@
-"""The classroom lab: ipywidgets controls wired to the core and the figures.
+"""The classroom lab in Jupyter: ipywidgets controls, the site's view, the core's numbers.
 
 A thin layer.  The parameter values live in the controls (one model); every
-change recomputes with :func:`attention_lab.core.attention` and redraws the
-existing figures in place.  The maths is in ``core``, the parameter names and
-ranges in ``params``, the drawing in ``plotting``, the worked text in ``worked``.
+change goes params -> :func:`attention_lab.core.attention` -> the view's one
+synced trait (:class:`attention_lab.widget.LabView`), which draws S, A, O, Q, K, V
+and the worked text with the website's own renderer (``render.js``).  No picture
+is drawn in the kernel.  Names and ranges are in ``params``, the maths in ``core``.
 
 Contract (tests and the static twin rely on it)::
 
     lab = AttentionLab()
-    lab.controls["Wq[1,0]"].value = 1.5   # a slider move
+    lab.controls["Wq[1,0]"].value = 1.5   # a slider move (any value: it is coerced, with a note)
     lab.result                            # the current attention(...) result
     lab.widget                            # the root widget; display(lab) shows it
+    lab.view.state                        # what the view is showing (params, result, row, notes)
+    lab.set_params({...})                 # several values at once, all or nothing
+
+Bad input never raises from a control: it is clamped or refused through
+:func:`attention_lab.params.coerce` (the same rules as the site's number boxes),
+and the note saying so stays in ``lab.notes`` until that control takes a new value.
 """
 
 from __future__ import annotations
@@ -22,33 +29,32 @@ from contextlib import contextmanager
 import numpy as np
 
 from .core import TOKENS, attention
-from .fastrender import FastRenderer
-from .params import PARAM_NAMES, RANGES, TABLES, coerce, default_params, range_of, tables_from_params
-from .plotting import AttentionFigure
+from .params import PARAM_NAMES, RANGES, TABLES, coerce, default_params, range_of, refused, tables_from_params
 from .web import lab_html, strings
-from .worked import fmt, worked_steps
+from .widget import LabView, view_state
+from .worked import fmt
 
-__all__ = ["AttentionLab"]
+__all__ = ["AttentionLab", "D_K_PRESETS"]
 
 #: Decimals shown in each slider's readout (enough for every step).
-READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f"}
+READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f", "d_k": ".0f"}
 
-#: Scoped CSS: big type for projecting at 1024x768.  Only affects ``.f11-lab``.
+#: d_k values one click away (the chapter's experiment drags d_k from 1 to 64).
+D_K_PRESETS = (1, 2, 4, 8, 16, 32, 64)
+
+#: Width of one slider widget (label + track + readout): the track stays >= 120 px.
+SLIDER_WIDTH = "270px"
+
+#: Scoped CSS for the ipywidgets controls (the view brings lab.css).  Only affects ``.f11-lab``.
 CSS = """
 <style>
-.f11-lab { font-size: 17px; }
-.f11-lab .widget-label, .f11-lab .widget-readout, .f11-lab .widget-inline-hbox .widget-label,
-.f11-lab .widget-toggle-button, .f11-lab .widget-button, .f11-lab .widget-checkbox label {
-  font-size: 17px !important; }
-.f11-lab .widget-readout { min-width: 3.4em; }
+.f11-lab .f11-controls { font-size: 17px; }
+.f11-lab .f11-controls .widget-label, .f11-lab .f11-controls .widget-readout,
+.f11-lab .f11-controls .widget-toggle-button, .f11-lab .f11-controls .widget-button,
+.f11-lab .f11-controls .widget-checkbox label { font-size: 17px !important; }
+.f11-lab .f11-controls .widget-readout { min-width: 3.4em; }
 .f11-lab .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 2px 6px; margin: 2px; }
 .f11-lab .f11-table-title { font-weight: 600; font-size: 17px; margin: 0 0 0 4px; }
-.f11-lab .f11-notes { color: #8a3b00; font-size: 16px; min-height: 1.2em; }
-.f11-lab .f11-worked { font-family: "Noto Sans Mono CJK SC", "Noto Sans CJK SC", monospace;
-  font-size: 16px; line-height: 1.45; white-space: pre-wrap; }
-.f11-lab .f11-worked .head { font-weight: 700; margin-top: 4px; }
-.f11-lab .f11-worked .note { color: #555; font-style: italic; }
-.f11-lab .f11-fig img, .f11-lab img { max-width: 100%; height: auto; }
 </style>
 """
 
@@ -58,94 +64,102 @@ def dom_class(name: str) -> str:
     return "f11-param-" + re.sub(r"[^A-Za-z0-9_]+", "-", name).strip("-")
 
 
-class _BoundedMixin:
-    """Routes every new value through :func:`params.coerce` and reports its note."""
-
-    _param_name = None
-    _note_callback = None
-
-    def _coerce_with_note(self, proposal):
-        if self._param_name is None:  # during construction: plain clamping
-            return min(self.max, max(self.min, proposal["value"]))
-        value, note = coerce(self._param_name, proposal["value"])
-        if note and self._note_callback is not None:
-            self._note_callback(self._param_name, note)
-        return value
-
-
-def _make_slider_classes():
+def _make_slider_class():
     import ipywidgets as widgets
-    from traitlets import validate
+    import traitlets
 
-    class FloatSlider(_BoundedMixin, widgets.FloatSlider):
-        @validate("value")
+    class ParamSlider(widgets.FloatSlider):
+        """A FloatSlider whose every new value (mouse, keyboard, readout, code) goes through
+        :func:`params.coerce`; the value is always a valid float, whatever was given."""
+
+        # Any: so that text, None or NaN reach the validator below instead of raising.
+        value = traitlets.Any(0.0, help="Float value").tag(sync=True)
+
+        def __init__(self, name: str, lab: AttentionLab, **kwargs):
+            self._param_name = None  # plain clamping while ipywidgets sets min/max/value
+            super().__init__(**kwargs)
+            self._param_name = name
+            self._lab = lab
+
+        @traitlets.validate("value")
         def _validate_value(self, proposal):
+            if self._param_name is None:
+                return float(min(self.max, max(self.min, proposal["value"])))
+            value, note = coerce(self._param_name, proposal["value"], current=self.value)
             # Round away binary noise from the browser's stepping (0.5 + 0.05 -> 0.5499999999999999),
             # so the worked text shows 0.55 exactly; 10 decimals keep any typed value.
-            return round(float(self._coerce_with_note(proposal)), 10)
+            value = round(float(value), 10)
+            self._lab._validated(self._param_name, note, changes=value != self.value)
+            return value
 
-    class IntSlider(_BoundedMixin, widgets.IntSlider):
-        @validate("value")
-        def _validate_value(self, proposal):
-            return int(self._coerce_with_note(proposal))
-
-    return FloatSlider, IntSlider
+    return ParamSlider
 
 
 class AttentionLab:
-    """Sliders for X, Wq, Wk, Wv, d_k and the causal mask; S/A/O and Q/K/V heatmaps; worked text.
+    """Sliders for X, Wq, Wk, Wv, d_k and the causal mask; the site's view of S/A/O, Q/K/V and
+    the worked text.
 
     ``params``: optional start values (``{name: value}``, names from
-    ``params.PARAM_NAMES``); ``row``: the query row to explain (0 = 我, 1 = 爱).
+    ``params.PARAM_NAMES``); out-of-range values are clamped and unusable ones refused,
+    each with a visible note.  ``row``: the query row to explain (0 = 我, 1 = 爱).
     """
 
     def __init__(self, params: dict | None = None, row: int = 1, tokens=TOKENS):
         import ipywidgets as widgets
 
-        FloatSlider, IntSlider = _make_slider_classes()
+        ParamSlider = _make_slider_class()
         self.tokens = tuple(tokens)
         self.strings = strings()
-        s_controls, s_lab = self.strings["controls"], self.strings["lab"]
-        start = default_params()
-        start.update(params or {})
-        self._notes: dict[str, str] = {}
+        s_controls = self.strings["controls"]
+        self._notes: dict[str, str] = {}  # per control: what was done with its last value
         self._holding = False
-        self.render_count = 0
+        self.update_count = 0
+
+        start = default_params()
+        for name, raw in (params or {}).items():
+            if name not in PARAM_NAMES:
+                self._notes[f"?{name}"] = f"没有名为 {name!r} 的参数，已忽略（参数名见 attention_lab.params.PARAM_NAMES）"
+                continue
+            start[name], note = coerce(name, raw)
+            if note:
+                self._notes[name] = note
+        if row not in (0, 1):
+            self._notes["row"] = f"row 只能是 0（{self.tokens[0]}）或 1（{self.tokens[1]}），{row!r} 已改为 1"
+            row = 1
 
         # --- controls -----------------------------------------------------------------
         self.controls: dict = {}
         table_boxes = []
-        for t in TABLES:
+        for t in (*TABLES, "d_k"):
             r = RANGES[t]
+            names = [f"{t}[{i},{j}]" for i in range(2) for j in range(2)] if t != "d_k" else ["d_k"]
             cells = []
-            for i in range(2):
-                for j in range(2):
-                    name = f"{t}[{i},{j}]"
-                    slider = FloatSlider(
-                        value=start[name], min=r.min, max=r.max, step=r.step,
-                        description=f"[{i},{j}]", readout=True, readout_format=READOUT[t],
-                        continuous_update=True,
-                        style={"description_width": "2.6em"},
-                        layout=widgets.Layout(width="190px"),
-                    )
-                    slider._param_name = name
-                    slider.add_class(dom_class(name))
-                    slider._note_callback = self._note
-                    slider.value = start[name]  # through the validator, now that it is wired
-                    self.controls[name] = slider
-                    cells.append(slider)
+            for name in names:
+                is_dk = name == "d_k"
+                slider = ParamSlider(
+                    name, self, value=start[name], min=r.min, max=r.max, step=r.step,
+                    description=s_controls["d_k"] if is_dk else name[len(t):],
+                    readout=True, readout_format=READOUT[t], continuous_update=True,
+                    style={"description_width": "9.5em" if is_dk else "2.6em"},
+                    layout=widgets.Layout(width="420px" if is_dk else SLIDER_WIDTH),
+                )
+                slider.add_class(dom_class(name))
+                self.controls[name] = slider
+                cells.append(slider)
+            if t == "d_k":
+                break
             title = widgets.HTML(f'<div class="f11-table-title">{html.escape(s_controls["table_" + t])}</div>')
             box = widgets.VBox([title, widgets.GridBox(cells, layout=widgets.Layout(
-                grid_template_columns="repeat(2, 190px)", grid_gap="0 6px"))])
+                grid_template_columns=f"repeat(2, {SLIDER_WIDTH})", grid_gap="0 6px"))])
             box.add_class("f11-table")
             table_boxes.append(box)
-        r = RANGES["d_k"]
-        d_k = IntSlider(value=int(start["d_k"]), min=int(r.min), max=int(r.max), step=int(r.step),
-                        description=s_controls["d_k"], continuous_update=True,
-                        style={"description_width": "9.5em"}, layout=widgets.Layout(width="420px"))
-        d_k._param_name, d_k._note_callback = "d_k", self._note
-        d_k.add_class(dom_class("d_k"))
-        self.controls["d_k"] = d_k
+        d_k = self.controls["d_k"]
+        # One click to each power of two (the slider itself reaches every integer 1..64).
+        self.d_k_presets = widgets.ToggleButtons(
+            options=[(str(v), v) for v in D_K_PRESETS], value=None, tooltips=[f"d_k = {v}" for v in D_K_PRESETS],
+            style={"button_width": "3em"}, layout=widgets.Layout(width="auto"))
+        self.d_k_presets.add_class("f11-dk-presets")
+        self.d_k_presets.observe(self._on_preset, names="value")
         causal = widgets.Checkbox(value=bool(start["causal"]), description=s_controls["causal"],
                                   indent=False, layout=widgets.Layout(width="auto"))
         causal.add_class(dom_class("causal"))
@@ -163,48 +177,27 @@ class AttentionLab:
             "only_wq": widgets.Button(description=s_buttons["only_wq"], layout=widgets.Layout(width="auto")),
         }
         for contrast, button in self.buttons.items():
+            button.add_class("f11-button-" + (contrast or "reset"))
             button.on_click(lambda _b, c=contrast: self.set_params(default_params(c)))
 
-        # --- outputs ------------------------------------------------------------------
-        self.notes = widgets.HTML()
-        self.notes.add_class("f11-notes")
-        self.image_sao = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="900px"))
-        self.image_qkv = widgets.Image(format="png", layout=widgets.Layout(width="100%", max_width="900px"))
-        self.worked = widgets.HTML()
-        self.worked.add_class("f11-worked")
-        self.worked_title = widgets.HTML()
-        qkv_title = widgets.HTML(f'<div class="f11-table-title">{html.escape(s_lab["qkv_title"])}</div>')
+        # --- the view (the site's renderer, in anywidget) -------------------------------
+        self.view = LabView(params=None, row=row)
+        self.result = None
 
-        self.result = attention(**tables_from_params(self.params))
-        # Two figures: Q/K/V change only with X and the W tables, S/A/O with everything.
-        self.figure_sao = AttentionFigure(self.result, ("S", "A", "O"), self.tokens,
-                                          panel_size=3.0, font_size=15, dpi=100)
-        self.figure_qkv = AttentionFigure(self.result, ("Q", "K", "V"), self.tokens,
-                                          panel_size=3.0, font_size=15, dpi=100)
-        self._renderer_sao = FastRenderer(self.figure_sao.figure)
-        self._renderer_qkv = FastRenderer(self.figure_qkv.figure)
-        for fig in (self.figure_sao, self.figure_qkv):
-            for ax in fig.axes:
-                for im in ax.images:
-                    im.set_interpolation("nearest")  # 2x2 flat cells: same look, cheaper
-
-        options = widgets.HBox([d_k, causal], layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+        options = widgets.HBox([d_k, self.d_k_presets, causal],
+                               layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
         actions = widgets.HBox([self.row_control, *self.buttons.values()],
                                layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
-        self.widget = widgets.VBox([
-            widgets.HTML(CSS),
-            # Two tables per row on a projector (1024 px), one per row when narrower.
-            widgets.HBox(table_boxes, layout=widgets.Layout(flex_flow="row wrap")),
-            options, actions, self.notes,
-            self.image_sao,
-            self.worked_title, self.worked,
-            qkv_title, self.image_qkv,
-        ])
+        controls_box = widgets.VBox([
+            widgets.HBox(table_boxes, layout=widgets.Layout(flex_flow="row wrap")), options, actions])
+        controls_box.add_class("f11-controls")
+        self.widget = widgets.VBox([widgets.HTML(CSS), controls_box, self.view])
         self.widget.add_class("f11-lab")
 
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.row_control.observe(self._on_change, names="value")
+        self._sync_preset()
         self._update()
 
     # --- state ----------------------------------------------------------------------------
@@ -212,6 +205,16 @@ class AttentionLab:
     def params(self) -> dict:
         """The current values of every control, ``{name: value}``."""
         return {name: c.value for name, c in self.controls.items()}
+
+    @property
+    def row(self) -> int:
+        return int(self.row_control.value)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the lab says now (shown in the view): refusals and clamping first, then the
+        status messages (a value at its range end, d_k not the width, causal off)."""
+        return list(self._notes.values()) + self._messages()
 
     @contextmanager
     def hold(self):
@@ -221,39 +224,76 @@ class AttentionLab:
             yield
         finally:
             self._holding = False
-        self._update()
+            self._update()
 
-    def set_params(self, params: dict) -> None:
-        """Set several controls at once (the buttons use this)."""
+    def set_params(self, params: dict, row: int | None = None) -> None:
+        """Set several controls at once (the buttons use this): all or nothing.
+
+        Every name and value is checked first.  An unknown name or a value that cannot be used
+        (text that is not a number, NaN, inf) changes nothing: the lab keeps its state, shows
+        why, and raises ``ValueError``.  Out-of-range values are clamped with a note, as a slider
+        does.
+        """
+        problems = []
+        for name, raw in params.items():
+            if name not in PARAM_NAMES:
+                problems.append(f"没有名为 {name!r} 的参数")
+            elif refused(name, raw):
+                problems.append(coerce(name, raw, current=self.controls[name].value)[1])
+        if row is not None and row not in (0, 1):
+            problems.append(f"row 只能是 0 或 1，收到 {row!r}")
+        if problems:
+            message = "set_params 没有改动任何值：" + "；".join(problems)
+            self._notes["set_params"] = message
+            self._show_notes()  # shows the message; nothing else changed
+            raise ValueError(message)
+        coerced, notes = {}, {}
+        for name, raw in params.items():
+            coerced[name], note = coerce(name, raw, current=self.controls[name].value)
+            if note:
+                notes[name] = note
         self._notes.clear()
         with self.hold():
-            for name, value in params.items():
+            for name, value in coerced.items():
                 self.controls[name].value = value
-
-    @property
-    def row(self) -> int:
-        return int(self.row_control.value)
+            if row is not None:
+                self.row_control.value = row
+            self._notes.update(notes)
 
     # --- updates --------------------------------------------------------------------------
-    def _note(self, name: str, note: str) -> None:
-        self._notes[name] = note
-        if not self._holding:
-            self._show_notes()
+    def _validated(self, name: str, note: str | None, changes: bool) -> None:
+        """Called by a slider's validator with what coerce said about its new value."""
+        before = dict(self._notes)
+        self._notes.pop("set_params", None)
+        if note:
+            self._notes[name] = note
+        else:
+            self._notes.pop(name, None)  # a later good value replaces the control's earlier note
+        if not changes and not self._holding and self._notes != before:
+            self._update()  # no change event will come: show the note now (it is never lost)
 
     def _on_change(self, change) -> None:
-        owner = getattr(change.get("owner"), "_param_name", None)
-        if owner is not None and owner in self._notes and change.get("new") is not None:
-            # A later move of the same control replaces its earlier note.
-            value = change["new"]
-            r = range_of(owner) if owner != "causal" and owner in PARAM_NAMES else None
-            if r is None or r.min < value < r.max:
-                self._notes.pop(owner, None)
+        owner = change.get("owner")
+        if owner is self.controls["d_k"]:
+            self._sync_preset()
+        if owner is self.controls["causal"] or owner is self.row_control:
+            self._notes.pop("set_params", None)
         if not self._holding:
             self._update()
 
+    def _on_preset(self, change) -> None:
+        if change["new"] is not None and change["new"] != self.controls["d_k"].value:
+            self.controls["d_k"].value = float(change["new"])
+
+    def _sync_preset(self) -> None:
+        d_k = self.controls["d_k"].value
+        want = int(d_k) if d_k in D_K_PRESETS else None
+        if self.d_k_presets.value != want:
+            self.d_k_presets.value = want
+
     def _messages(self) -> list[str]:
         s = self.strings["lab"]
-        messages = list(self._notes.values())
+        messages = []
         params = self.params
         for name in PARAM_NAMES[:-2]:
             r = range_of(name)
@@ -270,55 +310,32 @@ class AttentionLab:
             messages.append(s["causal_off_note"])
         return messages
 
-    def _show_notes(self, extra: list[str] | None = None) -> None:
-        messages = (extra or []) + self._messages()
-        self.notes.value = "".join(f"<div>{html.escape(m)}</div>" for m in messages)
-
     def _update(self) -> None:
-        """Recompute and redraw everything from the controls' current values."""
-        tables = tables_from_params(self.params)
+        """Recompute from the controls' current values and hand the view its new state."""
+        params = self.params
+        notes = self.notes
         try:
-            result = attention(**tables)
+            result = attention(**tables_from_params(params))
             if not all(np.all(np.isfinite(getattr(result, k))) for k in ("Q", "K", "V", "A", "O")):
                 raise ValueError("结果中出现了非有限的数")
         except (ValueError, FloatingPointError) as exc:
-            message = self.strings["lab"]["error"].replace("{message}", str(exc))
-            self._show_notes([message])
+            # Keep the last good tables on screen and say why they did not change.
+            notes.insert(0, self.strings["lab"]["error"].replace("{message}", str(exc)))
+            self._show_notes(notes)
             return
         self.result = result
-        for figure, renderer, image in ((self.figure_sao, self._renderer_sao, self.image_sao),
-                                        (self.figure_qkv, self._renderer_qkv, self.image_qkv)):
-            figure.update(result)
-            png = renderer.to_png()  # redraws only the panels whose values changed
-            if png is not image.value:
-                image.value = png
-        tok = self.tokens[self.row]
-        self.worked_title.value = ('<div class="f11-table-title">'
-                                   + html.escape(self.strings["lab"]["worked_title"].replace("{tok}", tok))
-                                   + "</div>")
-        self.worked.value = "".join(
-            f'<div class="{line["kind"]}">{html.escape(line["text"])}</div>'
-            for line in worked_steps(result, self.row, self.tokens))
-        self._show_notes()
-        self.render_count += 1
+        self.view.state = view_state(params, result, self.row, notes)
+        self.update_count += 1
+
+    def _show_notes(self, notes: list[str] | None = None) -> None:
+        """Give the view new notes and nothing else (the tables it shows stay as they are)."""
+        if self.result is not None:
+            self.view.state = {**self.view.state, "notes": self.notes if notes is None else notes}
 
     # --- what is shown (for tests and scripts) -----------------------------------------
-    def worked_lines(self) -> list[str]:
-        """The worked arithmetic currently shown (read back from the widget), one string per line."""
-        return [html.unescape(text) for text in re.findall(r'<div class="\w+">(.*?)</div>', self.worked.value)]
-
-    def shown_cells(self) -> dict[str, list[list[str]]]:
-        """The text written in every heatmap cell, ``{"S": [[...], [...]], ...}``."""
-        out = {}
-        for fig in (self.figure_qkv, self.figure_sao):
-            for name, ax in zip(fig.tables, fig.axes):
-                n_rows, n_cols = getattr(self.result, name).shape
-                texts = [t.get_text() for t in ax.texts]
-                out[name] = [texts[i * n_cols:(i + 1) * n_cols] for i in range(n_rows)]
-        return out
-
     def shown_notes(self) -> str:
-        return html.unescape(self.notes.value)
+        """The notes the view is showing, one per line."""
+        return "\n".join(self.view.state.get("notes", []))
 
     # --- display --------------------------------------------------------------------------
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -328,7 +345,7 @@ class AttentionLab:
         if isinstance(bundle, tuple):
             bundle = bundle[0]
         data.update(bundle or {})
-        data["text/html"] = lab_html(self.params)
+        data["text/html"] = lab_html(self.params, self.row)
         data["text/plain"] = "AttentionLab: " + self.strings["lab"]["title"]
         return data
 

@@ -8,6 +8,7 @@ is called everywhere: ``"X[0,1]"``, ``"Wq[1,0]"``, ``"d_k"``, ``"causal"``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,41 +80,114 @@ def tables_from_params(params: dict) -> dict:
     return out
 
 
-def coerce(name: str, raw) -> tuple[float | bool, str | None]:
+#: Typed characters read as their ASCII twins: full-width digits, "．", the minus sign the
+#: tables show ("−", U+2212), full-width "－", "＋", "，" and the ideographic space.
+_TYPED = {**{chr(0xFF10 + d): str(d) for d in range(10)},
+          "\uFF0E": ".", "\u2212": "-", "\uFF0D": "-", "\uFF0B": "+", "\uFF0C": ",", "\u3000": " "}
+_TYPED_TABLE = str.maketrans(_TYPED)
+#: Plain decimal text (as attention.js's NUMBER_RE): no hex, no "inf"/"nan", no empty text.
+_NUMBER_RE = re.compile(r"^\s*[+-]?(\d+(_\d+)*\.?(\d+(_\d+)*)?|\.\d+(_\d+)*)([eE][+-]?\d+)?\s*$", re.ASCII)
+
+
+def normalize_number_text(text: str) -> str:
+    """Typed text -> ASCII number text: ``"−０．５"`` -> ``"-0.5"``, ``"1,5"`` -> ``"1.5"``.
+
+    One comma and no point is a decimal comma; anything else is left for the grammar to refuse.
+    """
+    text = text.translate(_TYPED_TABLE).strip()
+    if text.count(",") == 1 and "." not in text:
+        text = text.replace(",", ".")
+    return text
+
+
+def parse_number(raw) -> float:
+    """A typed value as a float, or NaN when it is not plain decimal text (as attention.js parseNumber).
+
+    >>> parse_number("−0.5"), parse_number("１．５"), parse_number("1,5"), parse_number(" 2e1 ")
+    (-0.5, 1.5, 1.5, 20.0)
+    >>> [math.isnan(parse_number(t)) for t in ("0x10", "", "inf", "1,2,3", "1.5.2", None)]
+    [True, True, True, True, True, True]
+    """
+    if isinstance(raw, bool):
+        return math.nan
+    if isinstance(raw, (int, float, np.integer, np.floating)):
+        return float(raw)
+    if not isinstance(raw, str) or len(raw) > 64:
+        return math.nan
+    text = normalize_number_text(raw)
+    if not _NUMBER_RE.match(text):
+        return math.nan
+    return float(text.replace("_", ""))
+
+
+def _is_nonfinite_word(raw) -> bool:
+    return isinstance(raw, str) and re.fullmatch(r"[+-]?(inf|infinity|nan)", normalize_number_text(raw).lower()) is not None
+
+
+def refused(name: str, raw) -> bool:
+    """True when :func:`coerce` would refuse ``raw`` (keep the old value) rather than take or clamp it.
+
+    >>> refused("d_k", "1,5"), refused("d_k", "0x10"), refused("causal", "maybe"), refused("X[0,0]", 99)
+    (False, True, True, False)
+    """
+    if name == "causal":
+        return not isinstance(raw, (bool, np.bool_)) and str(raw).strip().lower() not in (
+            "1", "true", "on", "yes", "0", "false", "off", "no")
+    return not math.isfinite(parse_number(raw))
+
+
+def coerce(name: str, raw, current=None) -> tuple[float | bool, str | None]:
     """Turn a typed value into a valid one for control ``name``.
 
     Returns ``(value, note)``: ``note`` is ``None`` when ``raw`` was accepted as
-    is, otherwise a short Chinese explanation of what was done (clamped to the
-    range, snapped to the step, or refused and replaced by the baseline).
+    is, otherwise a short Chinese explanation of what was done: clamped to the
+    range, d_k rounded to an integer (halves to even, as Python's ``round`` and
+    the site's twin), or refused.  A refused value leaves the control as it was
+    (``current``); with no ``current`` it falls back to the baseline.
+
+    >>> coerce("X[0,0]", 3.05)
+    (3.0, 'X[0,0] 的范围是 -3 到 3，3.05 已改为 3')
+    >>> coerce("d_k", 3.9)
+    (4.0, 'd_k 取整数，3.9 已改为 4')
+    >>> coerce("Wq[0,0]", "0x10", current=0.5)
+    (0.5, 'Wq[0,0] 需要一个数，“0x10”没有采用，仍为 0.5')
     """
     if name not in PARAM_NAMES:
-        raise ValueError(f"unknown parameter {name!r}")
+        raise ValueError(f"unknown parameter {name!r}; expected one of {', '.join(PARAM_NAMES)}")
     if name == "causal":
-        if isinstance(raw, bool):
-            return raw, None
+        if isinstance(raw, (bool, np.bool_)):
+            return bool(raw), None
         text = str(raw).strip().lower()
         if text in ("1", "true", "on", "yes"):
             return True, None
         if text in ("0", "false", "off", "no"):
             return False, None
-        return True, f"{name} 只能是开或关，已恢复为开"
+        keep = True if current is None else bool(current)
+        return keep, f"{name} 只能是开或关，“{_short(raw)}”没有采用，仍为{'开' if keep else '关'}"
     r = range_of(name)
-    base = default_params()[name]
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return base, f"{name} 需要一个数，已恢复为基准值 {base:g}"
+    keep = default_params()[name] if current is None else float(current)
+    value = parse_number(raw)
     if not math.isfinite(value):
-        return base, f"{name} 需要一个有限的数，已恢复为基准值 {base:g}"
+        # "数" for text that is no number at all; "有限的数" for NaN, inf, "inf", "1e999".
+        nonfinite = not math.isnan(value) or _is_nonfinite_word(raw) or (
+            isinstance(raw, (float, np.floating)) and math.isnan(raw))
+        what = "有限的数" if nonfinite else "数"
+        return keep, f"{name} 需要一个{what}，“{_short(raw)}”没有采用，仍为 {keep:g}"
     note = None
     if value < r.min or value > r.max:
         clamped = r.clamp(value)
         note = f"{name} 的范围是 {r.min:g} 到 {r.max:g}，{value:g} 已改为 {clamped:g}"
         value = clamped
     if name == "d_k":
-        rounded = float(round(value))
+        rounded = float(round(value))  # halves to even, as attention.js roundHalfEven
         if rounded != value:
             note = note or f"d_k 取整数，{value:g} 已改为 {rounded:g}"
             value = rounded
         value = r.clamp(value)
     return value, note
+
+
+def _short(raw) -> str:
+    """A refused value as a note quotes it: at most 24 characters (as attention.js shortText)."""
+    text = raw if isinstance(raw, str) else (f"{raw:g}" if isinstance(raw, float) else str(raw))
+    return text if len(text) <= 24 else text[:24] + "…"

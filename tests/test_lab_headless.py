@@ -1,22 +1,30 @@
 """The kernel lab driven through its contract, with no browser: set a control's value as a slider
-move would, then check what the lab computes and shows against the core, computed independently."""
+move would, then check what the lab hands its view against the core, computed independently.
+(What the view draws from it is checked in a real JupyterLab: tests/test_jupyter_browser.py.)"""
 
 from __future__ import annotations
 
 import gc
+import importlib.util
+import json
 import math
+import shutil
+import subprocess
 import sys
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attention_lab import AttentionLab, attention, baseline
-from attention_lab.fastrender import _near_difference
-from attention_lab.params import PARAM_NAMES, RANGES, default_params, range_of, tables_from_params
-from attention_lab.plotting import format_value
-from attention_lab.worked import worked_text
+from attention_lab.lab import D_K_PRESETS
+from attention_lab.params import PARAM_NAMES, RANGES, coerce, default_params, parse_number, range_of
+from attention_lab.web import lab_html
+from attention_lab.widget import LabView
 
+ROOT = Path(__file__).resolve().parents[1]
+STATIC = ROOT / "attention_lab" / "static" / "attention-lab"
 DRAFT = {"S10": 0.7071067812, "A10": 0.6697615493, "A11": 0.3302384507,
          "O10": 6.6976154933, "O11": 6.6047690135}
 
@@ -28,8 +36,7 @@ def lab():
 
 @pytest.fixture
 def fresh(lab):
-    lab.set_params(default_params())
-    lab.row_control.value = 1
+    lab.set_params(default_params(), row=1)
     return lab
 
 
@@ -46,19 +53,22 @@ def random_value(rng, name):
         return bool(rng.integers(2))
     r = range_of(name)
     k = int(rng.integers(0, round((r.max - r.min) / r.step) + 1))
-    value = round(r.min + k * r.step, 10)
-    return int(value) if name == "d_k" else value
+    return round(r.min + k * r.step, 10)
 
 
-def assert_shows(lab, expected):
+def assert_view_shows(lab, expected):
+    """The view's state carries exactly the core's tables (masked cells as None) and the lab's values."""
+    state = lab.view.state
+    assert state["params"] == lab.params and state["row"] == lab.row
+    json.dumps(state, allow_nan=False)  # it must travel as plain JSON
     for name in ("Q", "K", "V", "S", "A", "O"):
-        np.testing.assert_allclose(getattr(lab.result, name), getattr(expected, name), rtol=0, atol=1e-12)
-    cells = lab.shown_cells()
-    for name, rows in cells.items():
-        values = getattr(expected, name)
-        assert rows == [[format_value(float(v)) for v in row] for row in values], name
-    assert lab.worked_lines() == worked_text(expected, lab.row).splitlines()
-    assert "NaN" not in "".join(lab.worked_lines()) and "nan" not in lab.shown_notes()
+        want = getattr(expected, name)
+        np.testing.assert_allclose(getattr(lab.result, name), want, rtol=0, atol=1e-12)
+        got = np.array([[-np.inf if v is None else v for v in row] for row in state["result"][name]])
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert state["result"]["d_k"] == expected.d_k
+    assert state["notes"] == lab.notes
+    assert not any("nan" in n.lower() and "没有采用" not in n for n in state["notes"])
 
 
 def test_controls_are_named_as_the_contract_says(lab):
@@ -72,33 +82,23 @@ def test_controls_are_named_as_the_contract_says(lab):
         assert control.readout  # the readout can be typed into
 
 
-def test_random_slider_moves_show_the_cores_numbers(fresh):
+def test_the_png_path_is_gone_and_the_view_is_the_sites_renderer():
+    assert importlib.util.find_spec("attention_lab.fastrender") is None
+    esm = LabView._esm if isinstance(LabView._esm, str) else str(LabView._esm)
+    for name in ("attention.js", "render.js", "widget.js"):
+        assert (STATIC / name).read_text("utf-8") in esm, name
+    assert "export default" in esm and "mountView" in esm
+    assert (STATIC / "lab.css").read_text("utf-8") in str(LabView._css)
+
+
+def test_random_slider_moves_hand_the_view_the_cores_numbers(fresh):
     rng = np.random.default_rng(11)
     for _ in range(40):
         name = PARAM_NAMES[int(rng.integers(len(PARAM_NAMES)))]
         fresh.controls[name].value = random_value(rng, name)
         if rng.random() < 0.2:
             fresh.row_control.value = 1 - fresh.row_control.value
-        assert_shows(fresh, independent(fresh.params))
-
-
-def test_the_shown_image_is_what_matplotlib_would_draw(fresh):
-    """The fast renderer's picture equals a full matplotlib drawing of the same figure."""
-    rng = np.random.default_rng(5)
-    for name in rng.choice(PARAM_NAMES, 12):
-        fresh.controls[name].value = random_value(rng, name)
-    for figure, renderer in ((fresh.figure_sao, fresh._renderer_sao), (fresh.figure_qkv, fresh._renderer_qkv)):
-        assert renderer.mode == "cells"  # the fast path is in use
-        from io import BytesIO
-
-        from PIL import Image
-
-        shown = np.asarray(Image.open(BytesIO(renderer.to_png())).convert("RGB")).astype(np.int16)
-        buffer = BytesIO()
-        figure.figure.savefig(buffer, format="png")
-        full = np.asarray(Image.open(buffer).convert("RGB")).astype(np.int16)
-        assert shown.shape == full.shape
-        assert _near_difference(shown, full) < 0.001
+        assert_view_shows(fresh, independent(fresh.params))
 
 
 def test_baseline_button_gives_the_chapters_numbers(fresh):
@@ -108,9 +108,10 @@ def test_baseline_button_gives_the_chapters_numbers(fresh):
     r = fresh.result
     assert r.S[1, 0] == pytest.approx(DRAFT["S10"], abs=1e-10)
     assert math.isinf(r.S[0, 1]) and r.S[0, 1] < 0
+    assert fresh.view.state["result"]["S"][0][1] is None  # masked: JSON has no -inf
     assert r.A[1].tolist() == pytest.approx([DRAFT["A10"], DRAFT["A11"]], abs=1e-10)
     assert r.O[1].tolist() == pytest.approx([DRAFT["O10"], DRAFT["O11"]], abs=1e-10)
-    assert_shows(fresh, attention(**baseline()))
+    assert_view_shows(fresh, attention(**baseline()))
 
 
 def test_contrast_one_only_wv_changes_v_and_o_but_keeps_shares(fresh):
@@ -119,7 +120,7 @@ def test_contrast_one_only_wv_changes_v_and_o_but_keeps_shares(fresh):
     np.testing.assert_allclose(r.A, base.A)
     np.testing.assert_allclose(r.V, np.array(baseline()["X"]))  # V = X
     assert not np.allclose(r.O, base.O)
-    assert_shows(fresh, attention(**baseline("only_wv")))
+    assert_view_shows(fresh, attention(**baseline("only_wv")))
 
 
 def test_contrast_two_only_wq_makes_queries_equal_keys(fresh):
@@ -128,16 +129,7 @@ def test_contrast_two_only_wq_makes_queries_equal_keys(fresh):
     np.testing.assert_allclose(r.Q, r.K)
     np.testing.assert_allclose(r.V, base.V)
     assert not np.allclose(r.A, base.A)
-    assert_shows(fresh, attention(**baseline("only_wq")))
-
-
-def test_row_ai_worked_text_at_the_baseline_shows_the_drafts_values(fresh):
-    text = "\n".join(fresh.worked_lines())
-    for value in ("0.7071067812", "0.4930686914", "1.4930686914", "0.6697615493", "0.3302384507",
-                  "6.6976154933", "6.6047690135"):
-        assert value in text
-    assert "q₁·k₀ = 1×1+0×0 = 1" in text
-    assert "爱" in fresh.worked_title.value
+    assert_view_shows(fresh, attention(**baseline("only_wq")))
 
 
 def test_typed_out_of_range_values_are_clamped_with_a_visible_note(fresh):
@@ -150,10 +142,93 @@ def test_typed_out_of_range_values_are_clamped_with_a_visible_note(fresh):
     fresh.controls["d_k"].value = 1000
     assert fresh.controls["d_k"].value == 64
     assert "d_k" in fresh.shown_notes()
-    assert_shows(fresh, independent(fresh.params))
+    assert_view_shows(fresh, independent(fresh.params))
     # Moving the control back inside its range takes its note away.
     fresh.controls["Wq[0,0]"].value = 0.5
     assert "Wq[0,0]" not in fresh.shown_notes()
+
+
+def test_bad_start_values_are_clamped_or_refused_with_notes_never_raised():
+    lab = AttentionLab(params={"X[0,0]": 3.05, "Wq[0,0]": float("nan"), "Wk[1,1]": "abc",
+                               "Wv[0,0]": -math.inf, "d_k": 3.9, "X[1,0]": "−0.5", "nonsense": 1}, row=7)
+    base = default_params()
+    assert lab.params["X[0,0]"] == 3.0 and lab.params["d_k"] == 4.0 and lab.params["X[1,0]"] == -0.5
+    for name in ("Wq[0,0]", "Wk[1,1]", "Wv[0,0]"):
+        assert lab.params[name] == base[name]  # refused: the baseline stays
+    assert lab.row == 1
+    notes = lab.shown_notes()
+    for text in ("X[0,0]", "3.05", "Wq[0,0]", "Wk[1,1]", "“abc”", "Wv[0,0]", "3.9", "nonsense", "row"):
+        assert text in notes, text
+    assert_view_shows(lab, independent(lab.params))
+
+
+@pytest.mark.parametrize("raw, want", [(3.9, 4), (3.5, 4), (2.5, 2), (1.2, 1), ("1,5", 2), ("１６", 16), (0.4, 1)])
+def test_d_k_rounds_like_the_site_half_to_even(fresh, raw, want):
+    fresh.controls["d_k"].value = raw
+    assert fresh.controls["d_k"].value == want
+    assert "d_k" in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+
+
+def test_typed_text_follows_the_sites_number_grammar(fresh):
+    fresh.controls["X[0,1]"].value = "−0.5"  # the minus sign the tables show
+    assert fresh.controls["X[0,1]"].value == -0.5
+    fresh.controls["Wv[0,0]"].value = "１．５"
+    assert fresh.controls["Wv[0,0]"].value == 1.5
+    fresh.controls["Wq[1,1]"].value = "1,5"  # a decimal comma
+    assert fresh.controls["Wq[1,1]"].value == 1.5
+    fresh.controls["Wq[1,1]"].value = "0x10"  # refused: the value stays as it was
+    assert fresh.controls["Wq[1,1]"].value == 1.5
+    assert "“0x10”没有采用" in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+
+
+def test_a_refusal_after_a_move_keeps_its_note(fresh):
+    fresh.controls["X[0,0]"].value = 0.7
+    fresh.controls["X[0,0]"].value = float("nan")  # refused: stays 0.7, no change event
+    assert fresh.controls["X[0,0]"].value == 0.7
+    assert "X[0,0] 需要一个有限的数" in fresh.shown_notes()
+    fresh.controls["Wk[0,1]"].value = 1.0  # another control moves: the note stays
+    assert "X[0,0] 需要一个有限的数" in fresh.shown_notes()
+    fresh.controls["X[0,0]"].value = 0.8  # the same control takes a good value: its note goes
+    assert "X[0,0]" not in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+
+
+@pytest.mark.parametrize("bad", [{"X[0,0]": 0.5, "Wq[9,9]": 1.0},
+                                 {"X[0,0]": 0.5, "Wk[0,0]": float("nan")},
+                                 {"X[0,0]": 0.5, "causal": "maybe"}])
+def test_set_params_is_all_or_nothing(fresh, bad):
+    fresh.controls["Wv[1,0]"].value = 2.0
+    before_params, before_result = fresh.params, fresh.result
+    with pytest.raises(ValueError, match="没有改动任何值"):
+        fresh.set_params(bad)
+    assert fresh.params == before_params and fresh.result is before_result
+    assert "没有改动任何值" in fresh.shown_notes()
+    assert fresh.view.state["params"] == before_params
+    # The next good change clears that message and applies normally.
+    fresh.set_params({"X[0,0]": 0.5, "Wk[0,0]": 9})
+    assert fresh.params["X[0,0]"] == 0.5 and fresh.params["Wk[0,0]"] == 3.0
+    assert "没有改动任何值" not in fresh.shown_notes() and "Wk[0,0] 的范围是" in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+
+
+def test_set_params_recomputes_once(fresh):
+    count = fresh.update_count
+    fresh.set_params({name: random_value(np.random.default_rng(2), name) for name in PARAM_NAMES})
+    assert fresh.update_count == count + 1
+    assert_view_shows(fresh, independent(fresh.params))
+
+
+def test_every_power_of_two_d_k_is_one_click_away(fresh):
+    for value in D_K_PRESETS:
+        fresh.d_k_presets.value = value  # what a click on that button does
+        assert fresh.controls["d_k"].value == value
+        assert_view_shows(fresh, independent(fresh.params))
+    fresh.controls["d_k"].value = 5
+    assert fresh.d_k_presets.value is None  # no preset looks pressed for d_k=5
+    fresh.controls["d_k"].value = 8
+    assert fresh.d_k_presets.value == 8
 
 
 def test_d_k_other_than_the_width_is_explained(fresh):
@@ -173,7 +248,7 @@ def test_extremes_never_raise_or_show_nan(fresh, where, d_k, causal):
     fresh.set_params(params)
     for row in (0, 1):
         fresh.row_control.value = row
-        assert_shows(fresh, independent(fresh.params))
+        assert_view_shows(fresh, independent(fresh.params))
         assert np.all(np.isfinite(fresh.result.A)) and np.all(np.isfinite(fresh.result.O))
         assert "算不出" not in fresh.shown_notes()
 
@@ -184,34 +259,57 @@ def test_a_failing_computation_shows_a_message_instead_of_raising(fresh, monkeyp
     def broken(**kwargs):
         raise ValueError("softmax: a row has every position masked")
 
-    before = fresh.result
+    before, shown = fresh.result, fresh.view.state["result"]
     monkeypatch.setattr(lab_module, "attention", broken)
     fresh.controls["X[0,0]"].value = 0.3  # must not raise
     assert "算不出" in fresh.shown_notes()
-    assert fresh.result is before  # the last good picture stays
-
-
-def test_moving_a_slider_changes_the_image_bytes(fresh):
-    before_sao, before_qkv = fresh.image_sao.value, fresh.image_qkv.value
-    fresh.controls["Wk[0,0]"].value = 1.25
-    assert fresh.image_sao.value != before_sao and fresh.image_qkv.value != before_qkv
-    before_qkv = fresh.image_qkv.value
-    fresh.controls["d_k"].value = 9  # d_k does not touch Q, K, V
-    assert fresh.image_qkv.value == before_qkv
+    assert fresh.result is before and fresh.view.state["result"] == shown  # the last good tables stay
 
 
 def test_display_bundle_has_the_widget_the_static_html_and_text(fresh):
+    fresh.controls["Wq[0,1]"].value = 1.25
     bundle = fresh._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == fresh.widget.model_id
-    assert "data-attention-lab" in bundle["text/html"]
+    assert bundle["text/html"] == lab_html(fresh.params, fresh.row)  # the site's twin, same state
     assert "AttentionLab" in bundle["text/plain"]
 
 
+def test_python_and_javascript_read_typed_numbers_alike():
+    """params.coerce and attention.js coerce give the same value and note on the same inputs."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node not found: run scripts/test.sh, which installs Node.js")
+    inputs = ["−0.5", "１．５", "1,5", "0x10", "", "  2 ", "1e1", "-3.05", "inf", "NaN", "1,2,3", "1.5.2",
+              "－２", "＋0．25", "1_0", "１，５", "abc", "64.5", "3.9", "2.5", "٣", "0.1e-2", ".5", "5."]
+    names = ["X[0,1]", "Wv[1,0]", "d_k", "causal"]
+    cases = [(n, raw) for n in names for raw in inputs] + [("causal", v) for v in ("on", "0", "yes", "x")]
+    from attention_lab.params import RANGES as R
+
+    ranges = {k: {"min": r.min, "max": r.max, "step": r.step} for k, r in R.items()}
+    current = {"X[0,1]": 0.7, "Wv[1,0]": 2.5, "d_k": 8.0, "causal": False}
+    script = (
+        "const core = require(process.argv[1]);"
+        "const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "const out = data.cases.map(([n, raw]) => { const c = core.coerce(n, raw, data.ranges, data.baseline,"
+        " data.current[n]); return [c.value, c.note]; });"
+        "process.stdout.write(JSON.stringify(out));")
+    payload = json.dumps({"cases": cases, "ranges": ranges, "baseline": default_params(), "current": current})
+    proc = subprocess.run([node, "-e", script, str(STATIC / "attention.js")], input=payload,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    js = json.loads(proc.stdout)
+    py = [list(coerce(n, raw, current=current[n])) for n, raw in cases]
+    mismatches = [(case, p, j) for case, p, j in zip(cases, py, js) if p != j]
+    assert not mismatches, mismatches
+    # And the grammar itself, on the numbers the issue names.
+    assert [parse_number(t) for t in ("−0.5", "１．５", "1,5")] == [-0.5, 1.5, 1.5]
+    assert math.isnan(parse_number("0x10"))
+
+
 def test_memory_stays_flat_over_many_changes(fresh):
-    """Each change reuses the figures: no growth over hundreds of changes (a leak of even
+    """Each change reuses the view: no growth over hundreds of changes (a leak of even
     1 KB per change would add up to megabytes in a lesson)."""
     rng = np.random.default_rng(3)
-    # A pool of values reused in random order: every change redraws, nothing new to cache.
     pool = [(name, random_value(rng, name)) for name in rng.choice(PARAM_NAMES[:-1], 40)]
 
     def run(n):
@@ -219,7 +317,7 @@ def test_memory_stays_flat_over_many_changes(fresh):
             name, value = pool[k]
             fresh.controls[name].value = value
 
-    run(200)  # warm every cache
+    run(200)
     gc.collect()
     blocks_before = sys.getallocatedblocks()
     tracemalloc.start()
@@ -232,8 +330,8 @@ def test_memory_stays_flat_over_many_changes(fresh):
         end, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    run(600)  # untraced, so quicker: Python objects must not pile up either
+    run(600)
     gc.collect()
     assert end - start < 300_000, f"grew by {(end - start) / 1e3:.0f} kB over 400 changes"
     assert sys.getallocatedblocks() - blocks_before < 20_000
-    assert_shows(fresh, independent(fresh.params))
+    assert_view_shows(fresh, independent(fresh.params))

@@ -1,0 +1,34 @@
+/* F11 attention lab in Jupyter: the anywidget glue (widget.js).
+ *
+ * attention_lab.widget.LabView ships attention.js + render.js + this file as one
+ * ES module.  The first two are the website's own files: they register
+ * window.AttentionLabCore and window.AttentionLabRender.  Here we only mount the
+ * website's view (render.js mountView) in the widget's element and hand it the
+ * kernel's state on every change: the kernel computes (attention_lab.core), the
+ * view draws, exactly as on the site.
+ *
+ * Traits (attention_lab/widget.py): "config" (once: strings, ranges) and "state"
+ * ({params, result, row, notes}; masked cells are null, JSON has no infinity).
+ */
+function renderLab({ model, el }) {
+  const render = window.AttentionLabRender;
+  const core = window.AttentionLabCore;
+  const config = model.get("config") || {};
+  const container = document.createElement("div");
+  container.className = "attention-lab-jupyter";
+  el.appendChild(container);
+  const view = render.mountView(container, { strings: config.strings, ranges: config.ranges, core: core });
+  const apply = () => {
+    const state = model.get("state");
+    if (state && state.params) view.update(state);
+  };
+  apply();
+  model.on("change:state", apply);
+  return () => {
+    model.off("change:state", apply);
+    if (view.destroy) view.destroy();
+    if (container.parentNode) container.parentNode.removeChild(container);
+  };
+}
+
+export default { render: renderLab };
