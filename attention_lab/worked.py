@@ -47,8 +47,27 @@ Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
   ``"(-0.5)"``.
 * ``vec(xs)``: ``"[" + ", ".join(fmt(x)) + "]"``, e.g. ``"[0.6697615493, 0.3302384507]"``.
 * ``exact(x)``: ``x`` is infinite, or ``fmt(x)`` parses back (``float`` /
-  ``parseFloat``) to ``x`` within ``1e-12 * max(1, |x|)`` (float noise).  ``eq`` is ``"="`` when every number it
-  stands for is exact, else ``"≈"``.
+  ``parseFloat``) to ``x`` within ``1e-12 * max(1, |x|)`` (float noise): the
+  shown text *is* the number.
+* ``shown(text)``: the exact rational value of a shown decimal (Python
+  ``Fraction``; JavaScript a ``BigInt`` with a decimal scale), no floats involved.
+* ``eq`` is ``"="`` only when the line is true as written, at the shown
+  precision: the chapter's rule (its arithmetic uses unrounded values, so where
+  hand arithmetic on the shown numbers would not give the shown result it writes
+  ``"≈"``).  Per line:
+
+  - ``dot``: ``exact(raw)`` and ``Σ shown(q[t])·shown(k[t]) == shown(fmt(raw))``;
+  - ``scaled``: for every readable key ``exact(S[j])`` and the shown quotient is
+    exact: ``shown(raw)² == shown(S)²·shown(d_k)`` with the same sign (so
+    ``1/√1 = 1`` and ``2/√4 = 1``, but ``1/√2 ≈ 0.7071067812``);
+  - ``out_cell``: ``exact(O[c])`` and ``Σ shown(A[j])·shown(V[j,c]) == shown(fmt(O[c]))``
+    (``0.7310585786×10 + 0.2689414214×0`` is 7.310585786, so it is ``≈ 7.3105857863``);
+  - ``output``: ``"="`` only when every ``out_cell`` line above it is ``"="`` (the
+    vector is those cells' results; ``exact`` alone would accept 7.3105857863 for
+    10e/(e+1) = 7.31058578630005…, whose remainder looks like float noise).
+  - ``{eq_q}`` (``receiver``), ``{eq_k}``, ``{eq_v}`` (``readable``): ``exact`` over
+    that vector, for templates that write ``{qi}{eq_q}{q}``; templates with a literal
+    ``=`` simply do not use them.
 
 The expressions:
 
@@ -71,6 +90,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 
@@ -78,7 +98,7 @@ import numpy as np
 
 from .core import TOKENS, AttentionResult
 
-__all__ = ["fmt", "factor", "vec", "exact", "subscript", "worked_steps", "worked_text", "templates"]
+__all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "templates"]
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
@@ -131,6 +151,33 @@ def _eq(xs) -> str:
     return "=" if all(exact(x) for x in xs) else "≈"
 
 
+def shown(x: float) -> Fraction:
+    """The exact value of ``fmt(x)`` (a finite number) as a fraction: what a reader computes with."""
+    return Fraction(fmt(x))
+
+
+def _sum_eq(pairs, result: float) -> str:
+    """``"="`` when the shown factors, multiplied and added exactly, give the shown result."""
+    if not exact(result):
+        return "≈"
+    total = sum((shown(a) * shown(b) for a, b in pairs), Fraction(0))
+    return "=" if total == shown(result) else "≈"
+
+
+def _quotient_eq(raw, scaled, readable, d_k: float) -> str:
+    """``"="`` when every shown ``raw/√d_k`` is exactly the shown scaled score."""
+    root = shown(d_k)
+    for r, s, ok in zip(raw, scaled, readable):
+        if not ok:
+            continue
+        if not exact(s):
+            return "≈"
+        a, b = shown(r), shown(s)
+        if a * a != b * b * root or (a > 0) != (b > 0) or (a < 0) != (b < 0):
+            return "≈"
+    return "="
+
+
 def subscript(i: int) -> str:
     return str(i).translate(_SUBSCRIPTS)
 
@@ -171,11 +218,12 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
     def add(kind: str, key: str, **values) -> None:
         lines.append({"kind": kind, "text": _fill(t[key], **{**common, **values})})
 
-    add("line", "receiver", tok=tok(i), q=vec(q))
+    add("line", "receiver", tok=tok(i), q=vec(q), eq_q=_eq(q))
     for j in range(m):
         ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j), "vj": "v" + subscript(j)}
         if readable[j]:
-            add("line", "readable", k=vec(result.K[j]), v=vec(result.V[j]), **ctx)
+            add("line", "readable", k=vec(result.K[j]), v=vec(result.V[j]),
+                eq_k=_eq(result.K[j]), eq_v=_eq(result.V[j]), **ctx)
         else:
             add("note", "masked_pos", **ctx)
 
@@ -185,7 +233,7 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
         ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j)}
         if readable[j]:
             expr = "+".join(f"{factor(a)}×{factor(b)}" for a, b in zip(q, result.K[j]))
-            add("line", "dot", expr=expr, eq=_eq([raw[j]]), value=fmt(raw[j]), **ctx)
+            add("line", "dot", expr=expr, eq=_sum_eq(zip(q, result.K[j]), raw[j]), value=fmt(raw[j]), **ctx)
             raw_shown.append(float(raw[j]))
         else:
             add("note", "dot_masked", **ctx)
@@ -196,7 +244,7 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
     scaled_expr = "[" + ", ".join(
         f"{fmt(raw[j])}/√{d_k}" if readable[j] else fmt(-math.inf) for j in range(m)
     ) + "]"
-    add("line", "scaled", expr=scaled_expr, eq=_eq(S), vec=vec(S))
+    add("line", "scaled", expr=scaled_expr, eq=_quotient_eq(raw, S, readable, result.d_k), vec=vec(S))
     if result.d_k == 1:
         add("note", "no_scaling")
 
@@ -216,10 +264,13 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
             add("note", "masked_share", tok=tok(j), j=j)
 
     add("head", "step4")
+    cell_eqs = []
     for c in range(result.V.shape[1]):
         expr = " + ".join(f"{fmt(A[j])}×{factor(result.V[j, c])}" for j in range(m) if readable[j])
-        add("line", "out_cell", c=c, expr=expr, eq=_eq([O[c]]), value=fmt(O[c]))
-    add("line", "output", eq=_eq(O), vec=vec(O))
+        pairs = [(A[j], result.V[j, c]) for j in range(m) if readable[j]]
+        cell_eqs.append(_sum_eq(pairs, O[c]))
+        add("line", "out_cell", c=c, expr=expr, eq=cell_eqs[-1], value=fmt(O[c]))
+    add("line", "output", eq="=" if all(e == "=" for e in cell_eqs) else "≈", vec=vec(O))
     return lines
 
 

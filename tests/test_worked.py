@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -114,3 +115,113 @@ def test_numbers_in_the_text_equal_the_cores(seed):
 def test_a_row_out_of_range_is_refused():
     with pytest.raises(ValueError, match="row"):
         worked_steps(attention(**baseline()), 2)
+
+
+# ----------------------------------------------------------------- "=" only where the shown numbers give it
+
+def _shown(text: str) -> Fraction:
+    return Fraction(text.strip().strip("()"))
+
+
+def _shown_arithmetic(expr: str) -> Fraction | None:
+    """A worked expression ``a×b+c×d`` (or ``a×b + c×d``) evaluated exactly on the shown decimals."""
+    if "×" not in expr:
+        return None
+    return sum((_shown(a) * _shown(b) for a, b in (term.split("×") for term in expr.replace(" ", "").split("+"))),
+               Fraction(0))
+
+
+def _quotients_hold(expr: str, value: str) -> bool:
+    """``[r/√d, ...] = [s, ...]``: each shown r/√d is exactly the shown s (−∞ stays −∞)."""
+    lefts = expr.strip()[1:-1].split(", ")
+    rights = value.strip()[1:-1].split(", ")
+    assert len(lefts) == len(rights)
+    for left, right in zip(lefts, rights):
+        if left == "−∞" or right == "−∞":
+            if left != right:
+                return False
+            continue
+        r, d = left.split("/√")
+        r, d, s = _shown(r), _shown(d), _shown(right)
+        if r * r != s * s * d or (r > 0) != (s > 0) or (r < 0) != (s < 0):
+            return False
+    return True
+
+
+def scan_equals(text: str) -> tuple[int, int, list[str]]:
+    """(number of "=" checked, number of "≈", lines whose "=" the shown numbers do not give)."""
+    equals, approx, wrong = 0, 0, []
+    cells_exact = True
+    for line in text.splitlines():
+        if line.startswith("缩放分数："):
+            expr, eq, value = re.match(r"缩放分数：(\[.*?\]) ([=≈]) (\[.*\])$", line).groups()
+            holds = _quotients_hold(expr, value)
+        elif "原始分数：" in line and "·" in line or line.startswith("输出第"):
+            m = re.match(r".* = (?P<expr>.+?) (?P<eq>[=≈]) (?P<value>\S+)$", line)
+            expr, eq, value = m.group("expr"), m.group("eq"), m.group("value")
+            holds = _shown_arithmetic(expr) == _shown(value)
+            if line.startswith("输出第"):
+                cells_exact &= eq == "="
+        elif "注意力输出" in line:
+            eq = re.search(r" ([=≈]) \[", line).group(1)
+            holds = cells_exact  # o_i is the vector of the cells above: "=" only if they all are
+        else:
+            continue
+        if eq == "=":
+            equals += 1
+            if not holds:
+                wrong.append(line)
+        else:
+            approx += 1
+    return equals, approx, wrong
+
+
+def lab_grid_result(rng):
+    """Random values on the lab's slider grid (X step 0.1, Wq/Wk 0.05, Wv 0.5, integer d_k)."""
+    X = rng.integers(-30, 31, (2, 2)) / 10
+    Wq, Wk = rng.integers(-60, 61, (2, 2)) / 20, rng.integers(-60, 61, (2, 2)) / 20
+    Wv = rng.integers(-40, 41, (2, 2)) / 2
+    d_k = int(rng.choice([1, 2, 4, 9, 16, 25, int(rng.integers(1, 65))]))
+    return attention(X, Wq, Wk, Wv, d_k=d_k, causal=bool(rng.integers(0, 2)))
+
+
+def test_d_k_one_writes_approx_where_the_shown_shares_do_not_give_the_output():
+    # The issue's example: 0.7310585786×10 + 0.2689414214×0 is 7.310585786, not 7.3105857863.
+    text = worked_text(attention(**baseline(), d_k=1), 1)
+    assert "输出第0格 = 0.7310585786×10 + 0.2689414214×0 ≈ 7.3105857863" in text
+    assert "注意力输出 o₁ ≈ [7.3105857863, 5.3788284274]" in text
+    assert "缩放分数：[1/√1, 0/√1] = [1, 0]" in text
+
+
+def test_a_perfect_square_d_k_divides_exactly_and_writes_equals():
+    text = worked_text(attention(**baseline(), d_k=4), 1)
+    assert "缩放分数：[1/√4, 0/√4] = [0.5, 0]" in text
+
+
+@pytest.mark.parametrize("kind", ["uniform", "lab_grid"])
+def test_random_scan_equals_only_where_the_shown_numbers_give_the_shown_result(kind):
+    rng = np.random.default_rng(2026 if kind == "uniform" else 7)
+    equals = approx = 0
+    for _ in range(150):
+        result = random_result(rng, causal=bool(rng.integers(0, 2))) if kind == "uniform" else lab_grid_result(rng)
+        for row in (0, 1):
+            e, a, wrong = scan_equals(worked_text(result, row))
+            assert wrong == [], f"'=' the shown numbers do not give: {wrong}"
+            equals, approx = equals + e, approx + a
+    # The scan saw both signs, so it checked something: the lab's grid gives many exact dot products
+    # and quotients; uniform random numbers give mostly "≈" (and "=" where a row reads one position).
+    assert approx > 100 and equals > (100 if kind == "lab_grid" else 20), (equals, approx)
+
+
+def test_approx_is_written_only_where_equals_would_be_false():
+    # The converse on the lab's grid: an "≈" line's shown arithmetic misses the shown result,
+    # or the shown result is itself rounded.
+    rng = np.random.default_rng(99)
+    for _ in range(100):
+        result = lab_grid_result(rng)
+        for row in (0, 1):
+            for line in worked_text(result, row).splitlines():
+                if line.startswith("输出第") and " ≈ " in line:
+                    expr, value = re.match(r".* = (.+?) ≈ (\S+)$", line).groups()
+                    c = int(re.match(r"输出第(\d+)格", line).group(1))
+                    assert _shown_arithmetic(expr) != _shown(value) or not exact(result.O[row, c]), line

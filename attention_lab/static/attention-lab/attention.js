@@ -444,6 +444,43 @@
 
   function eqSign(xs) { return xs.every(exact) ? "=" : "≈"; }
 
+  /** A shown decimal (fmt's text) as an exact scaled integer {n: BigInt, s: decimals}, as worked.shown. */
+  function shown(x) {
+    var text = fmt(x), neg = text.charAt(0) === "-";
+    if (neg) text = text.slice(1);
+    var parts = text.split("."), frac = parts[1] || "", n = BigInt(parts[0] + frac);
+    return { n: neg ? -n : n, s: frac.length };
+  }
+  function pow10(k) { return BigInt("1" + "0".repeat(k)); }
+  function atScale(a, s) { return a.n * pow10(s - a.s); }
+  function decSame(a, b) { var s = Math.max(a.s, b.s); return atScale(a, s) === atScale(b, s); }
+  function decSign(a) { return a.n > BigInt(0) ? 1 : (a.n < BigInt(0) ? -1 : 0); }
+
+  /** "=" when the shown factors, multiplied and added exactly, give the shown result (worked._sum_eq). */
+  function sumEq(pairs, result) {
+    if (!exact(result)) return "≈";
+    var total = { n: BigInt(0), s: 0 };
+    pairs.forEach(function (p) {
+      var a = shown(p[0]), b = shown(p[1]), prod = { n: a.n * b.n, s: a.s + b.s };
+      var s = Math.max(total.s, prod.s);
+      total = { n: atScale(total, s) + atScale(prod, s), s: s };
+    });
+    return decSame(total, shown(result)) ? "=" : "≈";
+  }
+
+  /** "=" when every shown raw/√d_k is exactly the shown scaled score (worked._quotient_eq). */
+  function quotientEq(raw, scaled, readable, dK) {
+    var root = shown(dK);
+    for (var j = 0; j < raw.length; j++) {
+      if (!readable[j]) continue;
+      if (!exact(scaled[j])) return "≈";
+      var a = shown(raw[j]), b = shown(scaled[j]);
+      var left = { n: a.n * a.n, s: 2 * a.s }, right = { n: b.n * b.n * root.n, s: 2 * b.s + root.s };
+      if (!decSame(left, right) || decSign(a) !== decSign(b)) return "≈";
+    }
+    return "=";
+  }
+
   var SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉";
   function subscript(i) {
     return String(i).replace(/[0-9]/g, function (d) { return SUBSCRIPTS.charAt(Number(d)); });
@@ -479,10 +516,14 @@
     var j, range = [];
     for (j = 0; j < m; j++) range.push(j);
 
-    add("line", "receiver", { tok: tok(i), q: vec(q) });
+    add("line", "receiver", { tok: tok(i), q: vec(q), eq_q: eqSign(q) });
     range.forEach(function (j) {
       var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j), vj: "v" + subscript(j) };
-      if (readable[j]) { ctx.k = vec(result.K[j]); ctx.v = vec(result.V[j]); add("line", "readable", ctx); }
+      if (readable[j]) {
+        ctx.k = vec(result.K[j]); ctx.v = vec(result.V[j]);
+        ctx.eq_k = eqSign(result.K[j]); ctx.eq_v = eqSign(result.V[j]);
+        add("line", "readable", ctx);
+      }
       else add("note", "masked_pos", ctx);
     });
 
@@ -493,7 +534,7 @@
       if (readable[j]) {
         ctx.expr = q.map(function (a, p) { return factor(a) + "×" + factor(result.K[j][p]); }).join("+");
         ctx.value = fmt(raw[j]);
-        ctx.eq = eqSign([raw[j]]);
+        ctx.eq = sumEq(q.map(function (a, p) { return [a, result.K[j][p]]; }), raw[j]);
         add("line", "dot", ctx);
         rawShown.push(raw[j]);
       } else {
@@ -507,7 +548,7 @@
     var scaledExpr = "[" + range.map(function (j) {
       return readable[j] ? fmt(raw[j]) + "/√" + dK : fmt(-Infinity);
     }).join(", ") + "]";
-    add("line", "scaled", { expr: scaledExpr, eq: eqSign(S), vec: vec(S) });
+    add("line", "scaled", { expr: scaledExpr, eq: quotientEq(raw, S, readable, result.d_k), vec: vec(S) });
     if (result.d_k === 1) add("note", "no_scaling");
 
     add("head", "step3");
@@ -525,13 +566,17 @@
     range.forEach(function (j) { if (!readable[j]) add("note", "masked_share", { tok: tok(j), j: j }); });
 
     add("head", "step4");
+    var allCells = "=";
     for (var c = 0; c < result.V[0].length; c++) {
-      var expr = range.filter(function (j) { return readable[j]; }).map(function (j) {
+      var used = range.filter(function (j) { return readable[j]; });
+      var expr = used.map(function (j) {
         return fmt(A[j]) + "×" + factor(result.V[j][c]);
       }).join(" + ");
-      add("line", "out_cell", { c: c, expr: expr, eq: eqSign([O[c]]), value: fmt(O[c]) });
+      var cellEq = sumEq(used.map(function (j) { return [A[j], result.V[j][c]]; }), O[c]);
+      if (cellEq !== "=") allCells = "≈";
+      add("line", "out_cell", { c: c, expr: expr, eq: cellEq, value: fmt(O[c]) });
     }
-    add("line", "output", { eq: eqSign(O), vec: vec(O) });
+    add("line", "output", { eq: allCells, vec: vec(O) });
     return lines;
   }
 
@@ -566,6 +611,7 @@
     factor: factor,
     vec: vec,
     exact: exact,
+    shown: shown,
     subscript: subscript,
     workedSteps: workedSteps,
     workedText: workedText,
