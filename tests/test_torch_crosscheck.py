@@ -56,3 +56,111 @@ def test_pytorch_linear_stores_out_by_in_and_describes_the_same_map():
         linear.weight.copy_(torch.tensor(Wq.T))
     X = baseline()["X"]
     np.testing.assert_allclose(linear(torch.tensor(X)).detach().numpy(), X @ Wq, atol=1e-15)
+
+
+# ------------------------------------------------ the chapter's PyTorch facts (attention_lab.chapter)
+
+from attention_lab.chapter import (  # noqa: E402
+    chapter_numbers,
+    mha_like_torch,
+    mha_recipe,
+    multihead_example,
+    pytorch_facts,
+    sdpa_like_torch,
+)
+
+
+def t64(a):
+    return torch.tensor(np.asarray(a), dtype=torch.float64)
+
+
+def torch_mha(query, key, value, in_proj_weight, out_proj_weight, num_heads=1, attn_mask=None):
+    """Real nn.MultiheadAttention (bias=False, batch_first=True) with the given weights: (O, A)."""
+    E = np.asarray(query).shape[1]
+    mha = torch.nn.MultiheadAttention(E, num_heads, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(t64(in_proj_weight))
+        mha.out_proj.weight.copy_(t64(out_proj_weight))
+    mask = None if attn_mask is None else torch.tensor(np.asarray(attn_mask))
+    out, weights = mha(t64(query)[None], t64(key)[None], t64(value)[None], attn_mask=mask)
+    return out[0].detach().numpy(), weights[0].detach().numpy()
+
+
+def test_multihead_attention_with_the_chapters_recipe_reproduces_O():
+    t = baseline()
+    r = attention(**t)
+    recipe = mha_recipe(t["Wq"], t["Wk"], t["Wv"])
+    assert recipe["in_proj_weight"].shape == (6, 2)  # [3E, E]
+    X = t["X"]
+    out, _ = torch_mha(X, X, X, recipe["in_proj_weight"], recipe["out_proj_weight"], attn_mask=recipe["attn_mask"])
+    np.testing.assert_allclose(out, r.O, atol=1e-12)
+    assert chapter_numbers()["mha_repro_maxdiff"] <= 1e-12
+
+
+def test_double_projection_mistake_gives_the_glued_numbers():
+    t = baseline()
+    X, recipe = t["X"], mha_recipe(t["Wq"], t["Wk"], t["Wv"])
+    W, Wo, mask = recipe["in_proj_weight"], recipe["out_proj_weight"], recipe["attn_mask"]
+    numbers = chapter_numbers()
+    # Self-check 7: only the query pre-projected; in_proj multiplies it by Wq again.
+    out, weights = torch_mha(X @ t["Wq"], X, X, W, Wo, attn_mask=mask)
+    np.testing.assert_allclose(out[1], [numbers["mha_double_o10"], numbers["mha_double_o11"]], atol=1e-12)
+    np.testing.assert_allclose(weights[1], [numbers["mha_double_a10"], numbers["mha_double_a11"]], atol=1e-12)
+    assert not np.allclose(out, attention(**t).O)  # the mistake really changes the output
+    # All three pre-projected.
+    out3, _ = torch_mha(X @ t["Wq"], X @ t["Wk"], X @ t["Wv"], W, Wo, attn_mask=mask)
+    np.testing.assert_allclose(out3[1], [numbers["mha_double3_o10"], numbers["mha_double3_o11"]], atol=1e-12)
+
+
+def test_sdpa_boolean_mask_true_means_may_attend():
+    r = attention(**baseline())
+    tril = np.tril(np.ones((2, 2), dtype=bool))
+    out = F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=torch.tensor(tril)).numpy()
+    np.testing.assert_allclose(out, r.O, atol=1e-12)
+    np.testing.assert_allclose(out, sdpa_like_torch(r.Q, r.K, r.V, attn_mask=tril)[0], atol=1e-12)
+    assert chapter_numbers()["bm_sdpa_a10"] == pytest.approx(r.A[1, 0], abs=1e-15)
+
+
+def test_multihead_boolean_mask_true_means_masked_so_sdpas_tril_gives_nan_rows():
+    facts = pytorch_facts()
+    t = baseline()
+    X, recipe = t["X"], facts["recipe"]
+    out, weights = torch_mha(X, X, X, recipe["in_proj_weight"], recipe["out_proj_weight"], attn_mask=facts["tril"])
+    nan_rows = [int(i) for i in np.flatnonzero(np.isnan(out).any(axis=1))]
+    assert nan_rows == facts["mha_nan_rows"] == [chapter_numbers()["bm_mha_nan_row"]]
+    # Row 0 ("我") may read only what tril marks False: the later position.
+    np.testing.assert_allclose(weights[0], [chapter_numbers()["bm_mha_a00"], chapter_numbers()["bm_mha_a01"]])
+    np.testing.assert_allclose(out[0], facts["mha_tril_O"][0], atol=1e-12)
+
+
+def test_float_mask_is_added_to_the_scores_like_M():
+    r = attention(**baseline())
+    out = F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=t64(r.M)).numpy()
+    np.testing.assert_allclose(out, r.O, atol=1e-12)
+    np.testing.assert_allclose(out, pytorch_facts()["float_O"], atol=1e-12)
+
+
+def test_two_head_example_equals_pytorch_multihead_attention():
+    mh = multihead_example()
+    W = np.concatenate([mh["Wq"].T, mh["Wk"].T, mh["Wv"].T])
+    mask = np.triu(np.ones((mh["n"], mh["n"]), dtype=bool), 1)
+    out, _ = torch_mha(mh["X"], mh["X"], mh["X"], W, mh["Wo"].T, num_heads=mh["h"], attn_mask=mask)
+    np.testing.assert_allclose(out, mh["output"], atol=1e-12)
+    assert mh["concat"].shape == (mh["n"], mh["d_model"]) and mh["heads"][0].O.shape == (mh["n"], mh["d_head"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_numpy_models_of_both_interfaces_match_pytorch_on_random_masks(seed):
+    rng = np.random.default_rng(500 + seed)
+    n, m, E, h = 3, 4, 4, 2
+    q, k, v = rng.normal(size=(n, E)), rng.normal(size=(m, E)), rng.normal(size=(m, E))
+    W, Wo = rng.normal(size=(3 * E, E)), rng.normal(size=(E, E))
+    mask = rng.random((n, m)) < 0.4
+    mask[:, 0] = False  # every row keeps one readable key, so no NaN
+    ours, ours_A = mha_like_torch(q, k, v, W, Wo, num_heads=h, attn_mask=mask)
+    theirs, theirs_A = torch_mha(q, k, v, W, Wo, num_heads=h, attn_mask=mask)
+    np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    np.testing.assert_allclose(ours_A, theirs_A, atol=1e-12)
+    keep = ~mask  # SDPA: True = attend
+    o_sdpa = F.scaled_dot_product_attention(t64(q), t64(k), t64(v), attn_mask=torch.tensor(keep)).numpy()
+    np.testing.assert_allclose(sdpa_like_torch(q, k, v, attn_mask=keep)[0], o_sdpa, atol=1e-12)
