@@ -52,8 +52,8 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
     element; the JSON is data (``type="application/json"``), never executed.
     """
     config = lab_config(params, row)
-    # Shown wherever the twin's JavaScript does not run (no JavaScript, or a notebook
-    # viewer that shows this HTML without the site's scripts); app.js removes it.
+    # Shown until the lab's JavaScript has built the lab (it says the lab is loading;
+    # a notebook viewer without the site's scripts keeps showing it); app.js removes it.
     fallback = html.escape(config["strings"]["twin"]["fallback"])
     config = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
     return (
@@ -61,6 +61,9 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
         f'<script type="application/json" data-attention-lab-config>{config}</script>'
         f'<p class="al-fallback" data-attention-lab-fallback>{fallback}</p>'
         "</div>"
+        # Start the lab as soon as its HTML is parsed (not after the whole page has loaded);
+        # when app.js is not there yet, app.js starts it itself once it runs.
+        "<script>window.AttentionLab&&window.AttentionLab.startAll()</script>"
     )
 
 

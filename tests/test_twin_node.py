@@ -54,10 +54,12 @@ def test_vectors_hold_masked_cells_as_text_and_python_worked_text(vectors_file):
     assert "0.6697615493" in baseline["worked"][1]
 
 
-def test_twin_weighs_at_most_60_kb():
+def test_lab_view_and_controls_weigh_at_most_100_kb():
+    # 60 KB before the one view took over Jupyter's drawing and gained linked cells,
+    # explanations, step-through, what-changed and predict (issues 7 and 8); ~25 KB gzipped.
     files = [STATIC / f for f in TWIN_JS + TWIN_CSS]
     total = sum(f.stat().st_size for f in files)
-    assert total <= 60 * 1024, f"the twin's JS+CSS is {total} bytes > 60 KB: {[(f.name, f.stat().st_size) for f in files]}"
+    assert total <= 100 * 1024, f"the lab's JS+CSS is {total} bytes > 100 KB: {[(f.name, f.stat().st_size) for f in files]}"
 
 
 def test_config_carries_names_ranges_baseline_contrasts_and_strings():
@@ -91,7 +93,9 @@ def test_config_json_cannot_close_its_script_element(monkeypatch):
     hostile["lab"] = {"title": "</script><script>alert(1)</script><!--"}
     monkeypatch.setattr(web, "strings", lambda: hostile)
     page = lab_html()
-    inside = page.split("data-attention-lab-config>", 1)[1].rsplit("</script>", 1)[0]
+    inside = page.split("data-attention-lab-config>", 1)[1].split("</script>", 1)[0]
     assert "<" not in inside
     assert json.loads(inside)["strings"]["lab"]["title"] == hostile["lab"]["title"]
-    assert page.count("<script") == 1
+    # The config and the fixed start call after the root; nothing from the strings can add one.
+    assert page.count("<script") == 2
+    assert page.endswith("</div><script>window.AttentionLab&&window.AttentionLab.startAll()</script>")

@@ -1,24 +1,29 @@
-/* F11 attention lab, static twin: wiring (app.js).
+/* F11 attention lab on the static site: the controls (app.js).
  *
  * For every element with [data-attention-lab]: read its JSON config
  * (<script type="application/json" data-attention-lab-config>, made by
- * attention_lab.web.lab_config), build the controls, the six heatmaps and the
- * worked arithmetic inside it, and keep them equal to one state object
- * {params, row}.  Every change goes through setParam/setAll -> update(), which
- * recomputes everything from the state (attention.js) and redraws (render.js).
+ * attention_lab.web.lab_config), build the controls (sliders, number boxes, d_k on a
+ * power-of-two slider, the causal box, the row choice, the buttons) and hand them to the
+ * one view (render.js mountView), which draws the tables and the worked text.  One state
+ * object {params, row}: every change goes through setParam/setAll -> update(), which
+ * recomputes with attention.js and calls view.update.
  *
- * Links: 复制链接 writes the state into the page's query string
- * (?X=1,1,1,-1&Wq=..&Wk=..&Wv=..&d_k=2&causal=1&row=1) and copies it; opening such
- * a link restores it.  Link values are data only: parsed as numbers, checked,
+ * The address bar follows the state (history.replaceState, no history entries):
+ * ?X=1,1,1,-1&Wq=..&Wk=..&Wv=..&d_k=2&causal=1&row=1, and no query at the baseline, so a
+ * reload shows what was on screen.  Link values are data only: parsed as numbers, checked,
  * clamped, and any problem is shown with textContent, never as HTML.
+ *
+ * Start-up: web.lab_html puts `AttentionLab.startAll()` right after each root, so the lab
+ * starts as soon as its HTML and these scripts are there; when the scripts come later,
+ * they start every root themselves.
  */
 (function () {
   "use strict";
   if (typeof window === "undefined" || typeof document === "undefined") return;
   var core = window.AttentionLabCore;
   var render = window.AttentionLabRender;
-  var RESULT_TABLES = ["Q", "K", "V", "S", "A", "O"];
   var labCount = 0;
+  var DK_POWERS = [1, 2, 4, 8, 16, 32, 64];
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -27,11 +32,24 @@
     return node;
   }
 
+  function fill(template, values) {
+    template = String(template || "");
+    Object.keys(values).forEach(function (k) { template = template.split("{" + k + "}").join(String(values[k])); });
+    return template;
+  }
+
   function copyParams(p) {
     var out = {};
     core.PARAM_NAMES.forEach(function (n) { out[n] = p[n]; });
     return out;
   }
+
+  function sameParams(a, b) {
+    return core.PARAM_NAMES.every(function (n) { return a[n] === b[n]; });
+  }
+
+  /** d_k slider position (0..6, powers of two) for any d_k 1..64. */
+  function dkPosition(dK) { return Math.max(0, Math.min(6, Math.round(Math.log(dK) / Math.LN2))); }
 
   function Lab(root, config) {
     var self = this;
@@ -45,35 +63,32 @@
     if (!root.id) root.id = index === 1 ? "attention-lab" : "attention-lab-" + index;
     this.root = root;
     this.config = config;
+    this.first = index === 1;
     /** The single source of truth: every number on screen is recomputed from it. */
     this.state = { params: copyParams(config.start), row: config.row === 0 ? 0 : 1 };
-    var controls = this.controls = {};   // name -> {range|checkbox, text}
-    var handles = {};
+    this.typedNotes = [];
+    var controls = this.controls = {};   // name -> {range, text} | {box}
 
     root.classList.add("al-lab");
     var fallback = root.querySelector("[data-attention-lab-fallback]");
     if (fallback) root.removeChild(fallback);
 
-    var title = el("p", { "class": "al-title" }, labStr.title || "");
-    var hint = el("p", { "class": "al-hint" }, labStr.hint || "");
-    var notes = el("div", { "class": "al-notes", role: "status", "aria-live": "polite", "data-lab-notes": "" });
-    notes.hidden = true;
-    // What the kernel lab says about the current values (range ends, d_k, causal off).
-    var status = el("div", { "class": "al-messages", role: "status", "aria-live": "polite", "data-lab-messages": "" });
-    status.hidden = true;
-    root.appendChild(title);
-    root.appendChild(hint);
-    root.appendChild(notes);
+    var head = el("div", { "class": "al-head" });
+    head.appendChild(el("p", { "class": "al-title" }, labStr.title || ""));
+    head.appendChild(el("p", { "class": "al-hint" }, labStr.hint || ""));
+    root.appendChild(head);
 
     // ---------------------------------------------------------------- controls
     var panel = el("div", { "class": "al-controls" });
+    var skip = el("a", { "class": "al-skip", href: "#" }, tw.skip || "");
+    panel.appendChild(skip);
     core.TABLES.forEach(function (t) {
       var fs = el("fieldset", { "class": "al-fieldset" });
       fs.appendChild(el("legend", null, ctl["table_" + t] || t));
-      var r = config.ranges[t];
       for (var i = 0; i < 2; i++) {
         for (var j = 0; j < 2; j++) {
-          fs.appendChild(numberControl(t + "[" + i + "," + j + "]", r, t + "[" + i + "," + j + "]"));
+          var name = t + "[" + i + "," + j + "]";
+          fs.appendChild(numberControl(name, config.ranges[t], name, fill(tw.control_label, { table: t, i: i, j: j })));
         }
       }
       panel.appendChild(fs);
@@ -81,16 +96,16 @@
 
     var other = el("fieldset", { "class": "al-fieldset al-other" });
     other.appendChild(el("legend", null, tw.other_legend || ""));
-    other.appendChild(numberControl("d_k", config.ranges.d_k, ctl.d_k || "d_k"));
+    other.appendChild(numberControl("d_k", config.ranges.d_k, ctl.d_k || "d_k", tw.d_k_slider || "d_k"));
 
     var causalId = uid + "-causal";
     var causalBox = el("input", { type: "checkbox", id: causalId, "data-param": "causal" });
-    var causalLabel = el("label", { "for": causalId, "class": "al-check" });
+    var causalLabel = el("label", { "for": causalId, "class": "al-check", "data-lab-source": "causal" });
     causalLabel.appendChild(causalBox);
     causalLabel.appendChild(document.createTextNode(" " + (ctl.causal || "causal")));
     other.appendChild(causalLabel);
     controls.causal = { box: causalBox };
-    causalBox.addEventListener("change", function () { self.setParam("causal", causalBox.checked); });
+    causalBox.addEventListener("change", function () { self.typedNotes = []; self.setParam("causal", causalBox.checked); });
 
     var rowGroup = el("div", { "class": "al-rowchoice", role: "radiogroup", "aria-labelledby": uid + "-rowlabel" });
     rowGroup.appendChild(el("span", { id: uid + "-rowlabel", "class": "al-rowlabel" }, ctl.row || "row"));
@@ -107,19 +122,16 @@
     });
     other.appendChild(rowGroup);
     panel.appendChild(other);
-    var actions = el("div", { "class": "al-actions" });
-    panel.appendChild(actions);
-    root.appendChild(panel);
-    root.appendChild(status);
 
+    var actions = el("div", { "class": "al-actions" });
     var buttons = el("div", { "class": "al-buttons" });
     var b = s.buttons || {};
     [["reset", null], ["only_wv", "only_wv"], ["only_wq", "only_wq"]].forEach(function (pair) {
       var btn = el("button", { type: "button", "class": "al-button", "data-lab-action": pair[0] }, b[pair[0]] || pair[0]);
       btn.addEventListener("click", function () {
         var target = pair[1] ? config.contrasts[pair[1]] : config.baseline;
+        self.typedNotes = [];
         self.setAll(copyParams(target), self.state.row);
-        self.showNotes([]);
       });
       buttons.appendChild(btn);
     });
@@ -134,80 +146,87 @@
     linkBox.appendChild(linkLabel);
     linkBox.appendChild(linkField);
     actions.appendChild(linkBox);
+    panel.appendChild(actions);
     copyBtn.addEventListener("click", function () { self.copyLink(linkBox, linkLabel, linkField); });
 
-    // ---------------------------------------------------------------- tables
-    var matrices = el("div", { "class": "al-matrices" });
-    var qkvTitle = el("p", { "class": "al-qkv-title" }, labStr.qkv_title || "");
-    ["S", "A", "O", "", "Q", "K", "V"].forEach(function (name) {
-      if (!name) { matrices.appendChild(qkvTitle); return; }
-      // Labels as attention_lab.plotting: S and A are indexed by tokens on both sides.
-      var scoreLike = name === "S" || name === "A";
-      var rowAxis = name === "Q" || name === "K" || name === "V" ? tw.axis_pos : tw.axis_query;
-      var colAxis = scoreLike ? tw.axis_key : tw.axis_feature;
-      handles[name] = render.createMatrix(matrices, {
-        name: name,
-        title: (s.tables && s.tables[name]) || name,
-        rows: tokens.slice(0, 2),
-        cols: scoreLike ? tokens.slice(0, 2) : [0, 1].map(function (c) { return (tw.cell || "{c}").split("{c}").join(c); }),
-        axes: (tw.axis_caption || "").split("{rows}").join(rowAxis || "").split("{cols}").join(colAxis || ""),
-        maskedText: tw.masked_cell || ""
-      });
+    // ---------------------------------------------------------------- the view
+    this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core });
+    skip.setAttribute("href", "#" + this.view.resultsId);
+    skip.addEventListener("click", function (e) {
+      e.preventDefault();
+      var target = document.getElementById(self.view.resultsId);
+      if (target) target.focus();
     });
-    root.appendChild(matrices);
+    this._parts = { rowInputs: rowInputs };
 
-    var workedBox = el("section", { "class": "al-worked", "aria-live": "off" });
-    var workedTitle = el("p", { "class": "al-worked-title" });
-    var worked = el("div", { "class": "al-worked-lines", "data-lab-worked": "" });
-    workedBox.appendChild(workedTitle);
-    workedBox.appendChild(worked);
-    root.appendChild(workedBox);
-    var errorBox = el("p", { "class": "al-error", role: "alert" });
-    errorBox.hidden = true;
-    root.appendChild(errorBox);
-
-    this._parts = { handles: handles, worked: worked, workedTitle: workedTitle, status: status,
-      notes: notes, rowInputs: rowInputs, errorBox: errorBox };
-
-    // One numeric control: a range slider (data-param) plus a number box for exact typing.
-    function numberControl(name, range, labelText) {
-      var wrap = el("div", { "class": "al-control" });
+    // One numeric control: a slider (data-param) plus a text box for exact typing.
+    function numberControl(name, range, labelText, spoken) {
+      var dk = name === "d_k";
+      var wrap = el("div", { "class": "al-control" + (dk ? " al-control-dk" : ""), "data-lab-source": name });
       var id = uid + "-" + name.replace(/[^A-Za-z0-9_]/g, "_");
       var label = el("label", { "for": id, "class": "al-label" }, labelText);
-      var slider = el("input", { type: "range", id: id, "data-param": name,
-        min: String(range.min), max: String(range.max), step: String(range.step) });
-      var text = el("input", { type: "number", "data-param-text": name, "class": "al-number",
-        min: String(range.min), max: String(range.max), step: String(range.step), inputmode: "decimal",
-        "aria-label": (tw.exact_value || "{name}").split("{name}").join(name) });
+      var slider = el("input", dk
+        ? { type: "range", id: id, "data-param": name, "data-scale": "log2", min: "0", max: "6", step: "1",
+            list: id + "-marks", "aria-label": spoken }
+        : { type: "range", id: id, "data-param": name, min: String(range.min), max: String(range.max),
+            step: String(range.step), "aria-label": spoken });
+      var text = el("input", { type: "text", "data-param-text": name, "class": "al-number", inputmode: "decimal",
+        autocomplete: "off", spellcheck: "false",
+        "aria-label": dk ? (tw.d_k_value || name) : fill(tw.exact_value || "{name}", { name: spoken }) });
       slider.addEventListener("input", function () {
-        self.setParam(name, Number(slider.value), slider);
+        self.typedNotes = [];
+        self.setParam(name, dk ? DK_POWERS[Number(slider.value)] : Number(slider.value), slider);
       });
       function applyTyped() {
-        var c = core.coerce(name, text.value, config.ranges, config.baseline);
-        self.showNotes(c.note ? [c.note] : []);
+        var c = core.coerce(name, text.value, config.ranges, config.baseline, self.state.params[name]);
+        self.typedNotes = c.note ? [c.note] : [];
         self.setParam(name, c.value);
-        text.value = String(c.value);
       }
       text.addEventListener("change", applyTyped);
-      // Arrow keys step the box by the slider's step; apply at once, as a slider does.
-      text.addEventListener("keyup", function (e) {
-        if (e.key === "ArrowUp" || e.key === "ArrowDown") applyTyped();
+      // Arrow keys step the box by the slider's step (d_k: by 1) and apply at once, as a slider does.
+      text.addEventListener("keydown", function (e) {
+        if (e.key !== "ArrowUp" && e.key !== "ArrowDown") return;
+        e.preventDefault();
+        var v = self.state.params[name] + (e.key === "ArrowUp" ? 1 : -1) * range.step;
+        v = Math.min(range.max, Math.max(range.min, Number(v.toFixed(10))));
+        self.typedNotes = [];
+        self.setParam(name, v);
       });
       wrap.appendChild(label);
-      wrap.appendChild(slider);
+      if (dk) {
+        var track = el("div", { "class": "al-dk-track" });
+        track.appendChild(slider);
+        var list = el("datalist", { id: id + "-marks" });
+        var marks = el("div", { "class": "al-dk-marks", "aria-hidden": "true" });
+        DK_POWERS.forEach(function (p, k) {
+          list.appendChild(el("option", { value: String(k), label: String(p) }));
+          marks.appendChild(el("span", null, String(p)));
+        });
+        track.appendChild(list);
+        track.appendChild(marks);
+        wrap.appendChild(track);
+      } else {
+        wrap.appendChild(slider);
+      }
       wrap.appendChild(text);
-      controls[name] = { range: slider, text: text };
+      controls[name] = { range: slider, text: text, dk: dk };
       return wrap;
     }
   }
 
+  /** Bring one control in line with the state (the one being dragged is left alone). */
+  Lab.prototype.showControl = function (name, from) {
+    var c = this.controls[name], v = this.state.params[name];
+    if (c.box) { c.box.checked = !!v; return; }
+    if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v) : v);
+    if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
+    c.text.value = String(v);
+  };
+
   /** Change one parameter (a slider move, a typed value, the checkbox) and redraw. */
   Lab.prototype.setParam = function (name, value, from) {
     this.state.params[name] = value;
-    var c = this.controls[name];
-    if (c.range && c.range !== from) c.range.value = String(value);
-    if (c.text) c.text.value = String(value);
-    if (c.box) c.box.checked = !!value;
+    this.showControl(name, from);
     this.update();
   };
 
@@ -221,53 +240,43 @@
     this.state.params = copyParams(params);
     this.state.row = row;
     var self = this;
-    core.PARAM_NAMES.forEach(function (name) {
-      var c = self.controls[name], v = self.state.params[name];
-      if (c.range) { c.range.value = String(v); c.text.value = String(v); }
-      if (c.box) c.box.checked = !!v;
-    });
+    core.PARAM_NAMES.forEach(function (name) { self.showControl(name); });
     this.update();
   };
 
+  /** Show notes (plain strings) in the view's note area, with the current messages. */
   Lab.prototype.showNotes = function (list) {
-    var notes = this._parts.notes;
-    while (notes.firstChild) notes.removeChild(notes.firstChild);
-    list.forEach(function (text) { notes.appendChild(el("p", null, text)); });
-    notes.hidden = list.length === 0;
+    this.typedNotes = list.slice();
+    this.update();
   };
 
   /** Recompute everything from the state and redraw it. */
   Lab.prototype.update = function () {
-    var p = this._parts, s = this.config.strings || {}, labStr = s.lab || {}, tokens = s.tokens || core.TOKENS;
-    var state = this.state, result;
-    p.rowInputs.forEach(function (r, i) { r.checked = i === state.row; });
+    var s = this.config.strings || {}, labStr = s.lab || {};
+    var state = this.state, result = null, notes;
+    this._parts.rowInputs.forEach(function (r, i) { r.checked = i === state.row; });
+    notes = this.typedNotes.concat(core.messages(state.params, this.config.ranges, labStr));
     try {
       result = core.attentionFromParams(state.params);
     } catch (e) {
-      p.errorBox.textContent = (labStr.error || "{message}").split("{message}").join(e.message);
-      p.errorBox.hidden = false;
+      notes = notes.concat([fill(labStr.error || "{message}", { message: e.message })]);
+      this.view.update({ params: this.view.state.params || this.config.baseline, result: null, row: state.row, notes: notes });
       return null;
     }
-    p.errorBox.hidden = true;
     this.result = result;
-    var masked = function (i, j) { return result.S[i][j] === -Infinity; };
-    RESULT_TABLES.forEach(function (name) {
-      var sc = core.colourScale(name, result);
-      render.updateMatrix(p.handles[name], result[name], sc[0], sc[1],
-        name === "S" || name === "A" ? masked : null, core.formatValue);
-    });
-    var msgs = core.messages(state.params, this.config.ranges, labStr);
-    var key = msgs.join("\n");
-    if (p.status.__key !== key) {
-      p.status.__key = key;
-      while (p.status.firstChild) p.status.removeChild(p.status.firstChild);
-      msgs.forEach(function (m) { p.status.appendChild(el("p", null, m)); });
-      p.status.hidden = msgs.length === 0;
-    }
-    var wt = (labStr.worked_title || "{tok}").split("{tok}").join(tokens[state.row]);
-    if (p.workedTitle.textContent !== wt) p.workedTitle.textContent = wt;
-    if (s.worked) render.renderWorked(p.worked, core.workedSteps(result, state.row, s.worked, tokens));
+    this.view.update({ params: state.params, result: result, row: state.row, notes: notes });
+    this.syncUrl();
     return result;
+  };
+
+  /** The address bar follows the state (only the page's first lab writes it). */
+  Lab.prototype.syncUrl = function () {
+    if (!this.first || !window.history || !window.history.replaceState) return;
+    var loc = window.location;
+    var atBase = sameParams(this.state.params, this.config.baseline) && this.state.row === (this.config.row === 0 ? 0 : 1);
+    var url = loc.pathname + (atBase ? "" : "?" + core.toQuery(this.state.params, this.state.row)) + loc.hash;
+    if (url === loc.pathname + loc.search + loc.hash) return;
+    try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// in some browsers */ }
   };
 
   Lab.prototype.linkUrl = function () {
@@ -279,7 +288,7 @@
   Lab.prototype.copyLink = function (box, label, field) {
     var url = this.linkUrl();
     var tw = (this.config.strings && this.config.strings.twin) || {};
-    try { window.history.replaceState(null, "", url); } catch (e) { /* file:// in some browsers */ }
+    try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// */ }
     field.value = url;
     box.hidden = false;
     label.textContent = tw.link_manual || "";
@@ -306,18 +315,20 @@
     root.__attentionLab = lab;
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
+    lab.typedNotes = link.notes.length ? [(config.strings.twin || {}).link_note_head || ""].concat(link.notes) : [];
     lab.setAll(link.params, link.row);
-    lab.showNotes(link.notes.length ? [(config.strings.twin || {}).link_note_head || ""].concat(link.notes) : []);
     return lab;
   }
 
   function startAll() {
     var roots = document.querySelectorAll("[data-attention-lab]");
     for (var k = 0; k < roots.length; k++) {
+      if (roots[k].__attentionLab || !roots[k].querySelector("script[data-attention-lab-config]")) continue;
       try {
         start(roots[k]);
       } catch (e) {
         // Say so on the page (the config may be what is broken, so no strings from it).
+        roots[k].__attentionLab = true;
         var msg = el("p", { "class": "al-error", role: "alert" }, "attention lab: " + e.message);
         roots[k].appendChild(msg);
         if (window.console) window.console.warn(e);
@@ -326,6 +337,8 @@
   }
 
   window.AttentionLab = { start: start, startAll: startAll, Lab: Lab };
+  // Roots already in the page start now; the inline call after each root (web.lab_html)
+  // starts the ones parsed later; DOMContentLoaded catches anything left.
+  startAll();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
-  else startAll();
 })();

@@ -224,36 +224,57 @@
     return text.replace(/-/g, "−");
   }
 
-  /** Python float(text) for plain decimal text; NaN for anything else (no hex, no "", no "Infinity"). */
+  /** Typed characters read as their ASCII twins (as attention_lab.params._TYPED): full-width
+   *  digits, "．", the minus sign the tables show ("−", U+2212), "－", "＋", "，", U+3000. */
+  var TYPED = { "\uFF0E": ".", "\u2212": "-", "\uFF0D": "-", "\uFF0B": "+", "\uFF0C": ",", "\u3000": " " };
+  for (var d = 0; d < 10; d++) TYPED[String.fromCharCode(0xFF10 + d)] = String(d);
+
+  /** Typed text -> ASCII number text: "−０．５" -> "-0.5"; one comma and no point is a
+   *  decimal comma ("1,5" -> "1.5"); anything else is left for the grammar to refuse. */
+  function normalizeNumberText(text) {
+    text = String(text).replace(/[\uFF10-\uFF19\uFF0E\u2212\uFF0D\uFF0B\uFF0C\u3000]/g, function (c) { return TYPED[c]; });
+    text = text.replace(/^[\s]+|[\s]+$/g, "");
+    if (text.split(",").length === 2 && text.indexOf(".") < 0) text = text.replace(",", ".");
+    return text;
+  }
+
+  /** Python float(text) for plain decimal text after normalizeNumberText; NaN for anything
+   *  else (no hex, no "", no "Infinity", no "1,2,3").  Same grammar as attention_lab.params.parse_number. */
   var NUMBER_RE = /^\s*[+-]?(\d+(_\d+)*\.?(\d+(_\d+)*)?|\.\d+(_\d+)*)([eE][+-]?\d+)?\s*$/;
   function parseNumber(text) {
     if (typeof text === "number") return text;
-    if (typeof text !== "string" || text.length > 64 || !NUMBER_RE.test(text)) return NaN;
-    return Number(text.replace(/_/g, "").trim());
+    if (typeof text !== "string" || text.length > 64) return NaN;
+    text = normalizeNumberText(text);
+    if (!NUMBER_RE.test(text)) return NaN;
+    return Number(text.replace(/_/g, ""));
   }
 
-  /** As attention_lab.params.coerce: (value, note) for a typed value of control `name`.
-   *  ranges: {X: {min, max, step}, ...}; baseline: flat default params. */
-  function coerce(name, raw, ranges, baseline) {
+  function quoted(raw) {
+    var text = typeof raw === "string" ? raw : (typeof raw === "number" ? pyG(raw) : String(raw));
+    return text.length > 24 ? text.slice(0, 24) + "…" : text;
+  }
+
+  /** As attention_lab.params.coerce: {value, note} for a typed value of control `name`.
+   *  ranges: {X: {min, max, step}, ...}; baseline: flat default params; current: the
+   *  control's value now, kept when `raw` is refused (baseline when not given). */
+  function coerce(name, raw, ranges, baseline, current) {
     if (PARAM_NAMES.indexOf(name) < 0) throw new Error("unknown parameter " + name);
     if (name === "causal") {
       if (raw === true || raw === false) return { value: raw, note: null };
       var text = String(raw).trim().toLowerCase();
       if (["1", "true", "on", "yes"].indexOf(text) >= 0) return { value: true, note: null };
       if (["0", "false", "off", "no"].indexOf(text) >= 0) return { value: false, note: null };
-      return { value: true, note: name + " 只能是开或关，已恢复为开" };
+      var keepOn = current === undefined || current === null ? true : !!current;
+      return { value: keepOn, note: name + " 只能是开或关，“" + quoted(raw) + "”没有采用，仍为" + (keepOn ? "开" : "关") };
     }
     var r = ranges[tableOf(name)];
-    var base = baseline[name];
+    var keep = current === undefined || current === null ? baseline[name] : Number(current);
     var value = parseNumber(raw);
-    if (value !== value) {
-      var lower = typeof raw === "string" ? raw.trim().toLowerCase() : "";
-      if (/^[+-]?(inf|infinity|nan)$/.test(lower)) {
-        return { value: base, note: name + " 需要一个有限的数，已恢复为基准值 " + pyG(base) };
-      }
-      return { value: base, note: name + " 需要一个数，已恢复为基准值 " + pyG(base) };
+    if (value !== value || !isFinite(value)) {
+      var word = typeof raw === "string" && /^[+-]?(inf|infinity|nan)$/.test(normalizeNumberText(raw).toLowerCase());
+      var what = typeof raw === "number" || word ? "有限的数" : "数";
+      return { value: keep, note: name + " 需要一个" + what + "，“" + quoted(raw) + "”没有采用，仍为 " + pyG(keep) };
     }
-    if (!isFinite(value)) return { value: base, note: name + " 需要一个有限的数，已恢复为基准值 " + pyG(base) };
     var note = null;
     if (value < r.min || value > r.max) {
       var clamped = Math.min(r.max, Math.max(r.min, value));
@@ -601,6 +622,7 @@
     attentionFromParams: attentionFromParams,
     coerce: coerce,
     parseNumber: parseNumber,
+    normalizeNumberText: normalizeNumberText,
     pyFixed: pyFixed,
     pyG: pyG,
     formatValue: formatValue,

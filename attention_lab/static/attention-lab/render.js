@@ -1,16 +1,23 @@
-/* F11 attention lab, static twin: drawing (render.js).
+/* F11 attention lab: the one view (render.js), the same on the website and in Jupyter.
  *
- * Takes plain arrays and an element; knows nothing about controls or state.
- * A heatmap is an HTML table (crisp when projected, cheap to update): built once
- * by createMatrix, then updateMatrix rewrites only text, colours and data-value.
- * Colours: cividis (as attention_lab.plotting), masked cells grey.
+ * mountView(container, options) draws S, A, O, Q, K, V as HTML tables, the worked text
+ * for the chosen row, a note area and an explanation line; view.update(state) redraws
+ * from a state {params, result, row, notes}.  It knows nothing about controls: the site
+ * (app.js) and the Jupyter widget (attention_lab/widget.py) drive it.  Everything a reader
+ * does that changes no parameter lives here, so both places get it:
+ *   linked cells (hover/focus -> data-linked on the sources, explanation [data-lab-explain]),
+ *   step-through ([data-lab-action=step], data-step on the root, data-pending cells),
+ *   what changed (data-changed, "▲0.12"), predict/reveal (A and O show "?").
+ * Colours: cividis on a fixed scale per kind of table (legend under each), text black or
+ * white per cell, whichever contrasts more (always >= 4.58:1, WCAG AA); masked cells hatched
+ * and labelled.  All Chinese text comes from strings_zh.json (options.strings).
  */
 (function (root, factory) {
   "use strict";
-  var render = factory();
+  var render = factory(root);
   if (typeof module !== "undefined" && module.exports) module.exports = render;
   if (root) root.AttentionLabRender = render;
-})(typeof window !== "undefined" ? window : null, function () {
+})(typeof window !== "undefined" ? window : null, function (global) {
   "use strict";
 
   /** matplotlib's cividis sampled at 17 even stops; linear interpolation in between. */
@@ -19,119 +26,573 @@
     "8c8878", "9b9476", "aba072", "bcae6c", "cdbb63", "dec958", "f0d846", "fee838"
   ].map(function (h) { return [parseInt(h.slice(0, 2), 16), parseInt(h.slice(2, 4), 16), parseInt(h.slice(4, 6), 16)]; });
 
-  /** t in [0, 1] -> [r, g, b] (0..255). */
+  /** One colour scale per kind of table, fixed (never rescaled on a change); values
+   *  beyond the ends take the end colour (the legend says "≤"/"≥"). */
+  var SCALES = { Q: [-3, 3], K: [-3, 3], S: [-3, 3], A: [0, 1], V: [-20, 20], O: [-20, 20] };
+  var TABLE_NAMES = ["Q", "K", "V", "S", "A", "O"];
+  var PARAM_TABLE = { Q: "Wq", K: "Wk", V: "Wv" };
+
+  /** t in [0, 1] -> [r, g, b] (integers 0..255). */
   function cividis(t) {
     if (!(t > 0)) t = 0;
     if (t > 1) t = 1;
     var x = t * (CIVIDIS.length - 1);
     var i = Math.min(CIVIDIS.length - 2, Math.floor(x));
     var f = x - i, a = CIVIDIS[i], b = CIVIDIS[i + 1];
-    return [a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f];
+    return [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * f); });
   }
 
-  function el(tag, className, text) {
+  /** WCAG relative luminance of an sRGB colour [r, g, b] (0..255). */
+  function luminance(rgb) {
+    var c = rgb.map(function (v) {
+      v /= 255;
+      return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  }
+
+  /** Text colour for a cell background: black or white, whichever contrasts more,
+   *  with the contrast ratio (>= 4.58 for every background, so WCAG AA holds). */
+  function textColour(rgb) {
+    var L = luminance(rgb);
+    var white = 1.05 / (L + 0.05), black = (L + 0.05) / 0.05;
+    return white >= black ? { colour: "#fff", ratio: white } : { colour: "#000", ratio: black };
+  }
+
+  /** Background [r, g, b] of a value in table `name` (fixed scale). */
+  function cellColour(name, v) {
+    var sc = SCALES[name];
+    return cividis((v - sc[0]) / (sc[1] - sc[0]));
+  }
+
+  function el(tag, attrs, text) {
     var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
+    if (attrs) Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
 
-  /** Build an empty heatmap table inside `parent`.
-   *  spec: {name, title, rows: [labels], cols: [labels], axes (what rows and columns are), maskedText}. */
-  function createMatrix(parent, spec) {
-    var figure = el("figure", "al-matrix");
-    figure.setAttribute("data-matrix-table", spec.name);
-    var table = el("table", "al-table");
-    var caption = el("caption", "al-caption", spec.title);
-    table.appendChild(caption);
-    var thead = el("thead");
-    var headRow = el("tr");
-    var corner = el("td", "al-corner");
-    headRow.appendChild(corner);
-    spec.cols.forEach(function (label) {
-      var th = el("th", "al-col", label);
-      th.setAttribute("scope", "col");
-      headRow.appendChild(th);
+  function fill(template, values) {
+    template = String(template || "");
+    Object.keys(values).forEach(function (key) {
+      template = template.split("{" + key + "}").join(String(values[key]));
     });
+    return template;
+  }
+
+  /** null (JSON from Python) -> -Infinity; everything else as a number. */
+  function num(v) { return v === null || v === undefined ? -Infinity : Number(v); }
+
+  function normaliseResult(result) {
+    var out = {};
+    TABLE_NAMES.forEach(function (n) {
+      out[n] = result[n].map(function (row) { return row.map(num); });
+    });
+    return out;
+  }
+
+  /** The worked lines' template keys, in the order core.workedSteps writes them
+   *  (attention_lab.worked's structure), with j (position) or c (column) where a line has one.
+   *  Used when the lines carry no `key` of their own. */
+  function workedKeys(result, row, dK) {
+    var S = result.S[row], m = S.length, keys = [{ key: "receiver" }];
+    var j;
+    for (j = 0; j < m; j++) keys.push({ key: S[j] === -Infinity ? "masked_pos" : "readable", j: j });
+    keys.push({ key: "step1" });
+    for (j = 0; j < m; j++) keys.push({ key: S[j] === -Infinity ? "dot_masked" : "dot", j: j });
+    keys.push({ key: "raw_scores" }, { key: "step2" }, { key: "scaled" });
+    if (dK === 1) keys.push({ key: "no_scaling" });
+    keys.push({ key: "step3" }, { key: "sub_max" }, { key: "exp" }, { key: "exp_sum" }, { key: "shares" });
+    for (j = 0; j < m; j++) if (S[j] === -Infinity) keys.push({ key: "masked_share", j: j });
+    keys.push({ key: "step4" });
+    for (var c = 0; c < result.V[0].length; c++) keys.push({ key: "out_cell", c: c });
+    keys.push({ key: "output" });
+    return keys;
+  }
+
+  /** Step-through stage (1..5) at which a worked line's content is known. */
+  var LINE_STAGE = {
+    receiver: 0, readable: 0, masked_pos: 0,
+    step1: 1, dot: 1, dot_masked: 1, raw_scores: 1,
+    step2: 2, no_scaling: 2, scaled: 3,
+    step3: 4, sub_max: 4, exp: 4, exp_sum: 4, shares: 4, masked_share: 4,
+    step4: 5, out_cell: 5, output: 5
+  };
+  /** The worked line that carries data-current at each stage. */
+  var STAGE_LINE = [null, "raw_scores", "step2", "scaled", "shares", "output"];
+
+  // ------------------------------------------------------------------ one table
+
+  function createMatrix(parent, spec) {
+    var figure = el("figure", { "class": "al-matrix", "data-matrix-table": spec.name });
+    var table = el("table", { "class": "al-table" });
+    table.appendChild(el("caption", { "class": "al-caption" }, spec.title));
+    var thead = el("thead"), headRow = el("tr");
+    headRow.appendChild(el("td", { "class": "al-corner" }));
+    spec.cols.forEach(function (label) { headRow.appendChild(el("th", { "class": "al-col", scope: "col" }, label)); });
     thead.appendChild(headRow);
     table.appendChild(thead);
-    var tbody = el("tbody");
-    var cells = [];
+    var tbody = el("tbody"), cells = [];
     spec.rows.forEach(function (label, i) {
       var tr = el("tr");
-      var th = el("th", "al-row", label);
-      th.setAttribute("scope", "row");
-      tr.appendChild(th);
+      tr.appendChild(el("th", { "class": "al-row", scope: "row" }, label));
       var rowCells = [];
       spec.cols.forEach(function (_, j) {
-        var td = el("td", "al-cell");
-        td.setAttribute("data-matrix", spec.name);
-        td.setAttribute("data-row", String(i));
-        td.setAttribute("data-col", String(j));
-        var value = el("span", "al-v");
-        var hidden = el("span", "al-sr");
+        var td = el("td", { "class": "al-cell", "data-matrix": spec.name, "data-row": String(i), "data-col": String(j),
+          tabindex: i === 0 && j === 0 ? "0" : "-1", "aria-describedby": spec.explainId });
+        var value = el("span", { "class": "al-v" });
+        var delta = el("span", { "class": "al-d", "aria-hidden": "true" });
+        var mark = el("span", { "class": "al-m" });
         td.appendChild(value);
-        td.appendChild(hidden);
+        td.appendChild(delta);
+        td.appendChild(mark);
         tr.appendChild(td);
-        rowCells.push({ td: td, value: value, hidden: hidden, key: null });
+        rowCells.push({ td: td, value: value, delta: delta, mark: mark, key: null });
       });
       cells.push(rowCells);
       tbody.appendChild(tr);
     });
     table.appendChild(tbody);
     figure.appendChild(table);
-    if (spec.axes) {
-      var axes = el("figcaption", "al-axes", spec.axes);
-      figure.appendChild(axes);
-    }
+    if (spec.legend) figure.appendChild(spec.legend);
     parent.appendChild(figure);
-    return { name: spec.name, root: figure, cells: cells, maskedText: spec.maskedText || "" };
+    return { name: spec.name, root: figure, cells: cells };
   }
 
-  /** Write `values` (array of rows) into a heatmap made by createMatrix.
-   *  lo/hi: colour scale; masked(i, j) -> true for cells the causal mask hides;
-   *  format(v) -> the cell text. Only cells whose value changed are touched. */
-  function updateMatrix(handle, values, lo, hi, masked, format) {
-    var span = hi - lo;
-    for (var i = 0; i < handle.cells.length; i++) {
-      for (var j = 0; j < handle.cells[i].length; j++) {
-        var cell = handle.cells[i][j];
-        var v = values[i][j];
-        var isMasked = !!(masked && masked(i, j));
-        var key = String(v) + (isMasked ? "m" : "") + "|" + lo + "|" + hi;
-        if (cell.key === key) continue;
-        cell.key = key;
-        cell.td.setAttribute("data-value", String(v));
-        cell.value.textContent = format(v);
-        if (isMasked) {
-          cell.td.className = "al-cell al-masked";
-          cell.td.style.backgroundColor = "";
-          cell.td.style.color = "";
-          cell.hidden.textContent = handle.maskedText;
-        } else {
-          var rgb = cividis((v - lo) / span);
-          var luminance = (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]) / 255;
-          cell.td.className = "al-cell";
-          cell.td.style.backgroundColor = "rgb(" + Math.round(rgb[0]) + "," + Math.round(rgb[1]) + "," + Math.round(rgb[2]) + ")";
-          cell.td.style.color = luminance > 0.55 ? "#000" : "#fff";
-          cell.hidden.textContent = "";
+  /** A small legend: the scale's ends, the gradient between them, the masked swatch. */
+  function legend(name, strings, format) {
+    var sc = SCALES[name], v = strings.view || {};
+    var box = el("div", { "class": "al-legend", "aria-hidden": "true" });
+    var clip = name !== "A";
+    box.appendChild(el("span", { "class": "al-legend-end" }, (clip ? "≤" : "") + format(sc[0])));
+    var stops = [];
+    for (var k = 0; k <= 8; k++) stops.push("rgb(" + cividis(k / 8).join(",") + ")");
+    var bar = el("span", { "class": "al-legend-bar" });
+    bar.style.backgroundImage = "linear-gradient(to right," + stops.join(",") + ")";
+    box.appendChild(bar);
+    box.appendChild(el("span", { "class": "al-legend-end" }, (clip ? "≥" : "") + format(sc[1])));
+    if (name === "S" || name === "A") {
+      box.appendChild(el("span", { "class": "al-legend-masked" }));
+      box.appendChild(el("span", { "class": "al-legend-end" }, v.masked_label || ""));
+    }
+    return box;
+  }
+
+  // ------------------------------------------------------------------ the view
+
+  var viewCount = 0;
+  /** Lab widths (in rem) at which the layout changes; lab.css styles [data-layout]. */
+  var WIDE_REM = 48, PHONE_REM = 30;
+
+  function mountView(container, options) {
+    options = options || {};
+    var core = options.core || (global && global.AttentionLabCore);
+    if (!core) throw new Error("attention lab view: AttentionLabCore (attention.js) is not loaded");
+    var strings = options.strings || {};
+    var vs = strings.view || {}, tw = strings.twin || {}, labStr = strings.lab || {};
+    var tokens = strings.tokens || core.TOKENS;
+    var format = core.formatValue;
+    var root = (container.closest && container.closest("[data-attention-lab]")) || container;
+    if (!root.hasAttribute("data-attention-lab")) root.setAttribute("data-attention-lab", "");
+    root.classList.add("al-lab");
+    var uid = "alv" + (++viewCount);
+    var explainId = uid + "-explain";
+    var resultsId = uid + "-results";
+
+    var st = { params: null, result: null, row: 1, notes: [], step: 0, predict: false, prev: null, active: null };
+    var view = { root: root, state: st };
+
+    // Layout: [main: controls?, Q/K/V, worked] [results: toolbar, S, A, O, explanation, notes].
+    var wrap = el("div", { "class": "al-view" });
+    var main = el("div", { "class": "al-main" });
+    var results = el("section", { "class": "al-results", id: resultsId, tabindex: "-1", "aria-label": vs.results_label || "" });
+    if (options.controls) main.appendChild(options.controls);
+
+    var toolbar = el("div", { "class": "al-toolbar" });
+    var buttons = {};
+    ["step", "predict", "reveal"].forEach(function (action) {
+      var b = el("button", { type: "button", "class": "al-button", "data-lab-action": action }, (vs.buttons || {})[action] || action);
+      b.addEventListener("click", function () { view[action](); });
+      toolbar.appendChild(b);
+      buttons[action] = b;
+    });
+    buttons.step.setAttribute("aria-describedby", uid + "-stage");
+    var stageLabel = el("span", { "class": "al-stage", id: uid + "-stage", "aria-live": "polite" });
+    toolbar.appendChild(stageLabel);
+    results.appendChild(toolbar);
+
+    var sao = el("div", { "class": "al-sao" });
+    var qkvBox = el("div", { "class": "al-qkv" });
+    var handles = {};
+    ["S", "A", "O", "Q", "K", "V"].forEach(function (name) {
+      var scoreLike = name === "S" || name === "A";
+      handles[name] = createMatrix(scoreLike || name === "O" ? sao : qkvBox, {
+        name: name,
+        title: (strings.tables && strings.tables[name]) || name,
+        rows: tokens.slice(0, 2),
+        cols: scoreLike ? tokens.slice(0, 2) : [0, 1].map(function (c) { return fill(tw.cell || "{c}", { c: c }); }),
+        explainId: explainId,
+        legend: legend(name, strings, format)
+      });
+    });
+    results.appendChild(sao);
+    // Fixed-size boxes: what they say never moves the tables.
+    var info = el("div", { "class": "al-info" });
+    var explain = el("p", { "class": "al-explain", id: explainId, "data-lab-explain": "" }, vs.explain_hint || "");
+    info.appendChild(explain);
+    var notes = el("div", { "class": "al-notes", role: "status", "aria-live": "polite", "data-lab-notes": "" });
+    info.appendChild(notes);
+    results.appendChild(info);
+
+    var detail = el("section", { "class": "al-detail" });
+    detail.appendChild(el("p", { "class": "al-qkv-title" }, labStr.qkv_title || ""));
+    detail.appendChild(qkvBox);
+    var workedBox = el("section", { "class": "al-worked", "aria-live": "off" });
+    var workedTitle = el("p", { "class": "al-worked-title" });
+    var worked = el("div", { "class": "al-worked-lines", "data-lab-worked": "" });
+    workedBox.appendChild(workedTitle);
+    workedBox.appendChild(worked);
+    detail.appendChild(workedBox);
+    main.appendChild(detail);
+
+    wrap.appendChild(results);
+    wrap.appendChild(main);
+    container.appendChild(wrap);
+
+    // Layout by the lab's own width (the same in a chapter column, on the projector page and
+    // in Jupyter): "wide" puts S/A/O in a sticky column right of the controls and the
+    // explanation/notes under the controls; "narrow" and "phone" stack the results (sticky,
+    // with the explanation and notes) above the controls.
+    function layout() {
+      var rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+      var w = root.clientWidth;
+      if (!w) return;
+      var mode = w >= WIDE_REM * rem ? "wide" : (w < PHONE_REM * rem ? "phone" : "narrow");
+      if (root.getAttribute("data-layout") !== mode) root.setAttribute("data-layout", mode);
+      var home = mode === "wide" && options.controls ? main : results;
+      if (info.parentNode !== home) {
+        if (home === main) main.insertBefore(info, detail); else results.appendChild(info);
+      }
+      root.style.setProperty("--al-results-height", mode === "wide" ? "0px" : results.offsetHeight + "px");
+    }
+    layout();
+    var observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(layout) : null;
+    if (observer) observer.observe(root);
+
+    // ---------------------------------------------------------------- drawing
+
+    function cellName(name, i, j) {
+      var scoreLike = name === "S" || name === "A";
+      return name + "[" + tokens[i] + "," + (scoreLike ? tokens[j] : fill(tw.cell || "{c}", { c: j })) + "]";
+    }
+
+    function isPending(name, i) {
+      if (st.step === 0 || i !== st.row) return false;
+      return (name === "A" && st.step < 4) || (name === "O" && st.step < 5);
+    }
+
+    function drawCell(name, i, j) {
+      var cell = handles[name].cells[i][j];
+      var v = st.result[name][i][j];
+      var masked = v === -Infinity;
+      var pending = isPending(name, i);
+      var hidden = st.predict && (name === "A" || name === "O");
+      var maskedA = name === "A" && st.result.S[i][j] === -Infinity;
+      var prev = st.prev && st.prev[name][i][j];
+      var changed = st.prev !== null && !Object.is(prev, v) && !(prev === v);
+      var deltaText = "";
+      if (changed) {
+        if (masked || prev === -Infinity) deltaText = vs.changed_mask || "";
+        else {
+          var d = v - prev, a = format(Math.abs(d));
+          deltaText = (d > 0 ? "▲" : "▼") + (a === "0" ? "<0.001" : a);
         }
       }
+      var key = [v, pending, hidden, changed, deltaText, maskedA].join("|");
+      if (cell.key === key) return;
+      cell.key = key;
+      var td = cell.td;
+      td.setAttribute("data-value", String(v));
+      if (changed) td.setAttribute("data-changed", ""); else td.removeAttribute("data-changed");
+      if (pending) td.setAttribute("data-pending", ""); else td.removeAttribute("data-pending");
+      var cls = "al-cell";
+      if (pending || hidden) {
+        cell.value.textContent = pending ? (vs.pending || "…") : "?";
+        cell.delta.textContent = "";
+        cell.mark.textContent = "";
+        cls += " al-hidden-value";
+        td.style.backgroundColor = "";
+        td.style.color = "";
+      } else {
+        cell.value.textContent = format(v);
+        cell.delta.textContent = deltaText;
+        if (masked || maskedA) {
+          cls += " al-masked";
+          cell.mark.textContent = vs.masked_label || "";
+          td.style.backgroundColor = "";
+          td.style.color = "";
+        } else {
+          cell.mark.textContent = "";
+          var rgb = cellColour(name, v);
+          td.style.backgroundColor = "rgb(" + rgb.join(",") + ")";
+          td.style.color = textColour(rgb).colour;
+        }
+      }
+      if (td.className !== cls) td.className = cls;
     }
+
+    function drawWorked() {
+      var r = st.fullResult, row = st.row;
+      var lines = core.workedSteps(r, row, strings.worked || {}, tokens);
+      var keys = workedKeys(st.result, row, r.d_k);
+      var keyed = keys.length === lines.length;
+      var children = worked.children;
+      for (var k = 0; k < lines.length; k++) {
+        var node = children[k];
+        if (!node) node = worked.appendChild(el("p"));
+        var cls = "al-worked-" + lines[k].kind;
+        if (node.className !== cls) node.className = cls;
+        if (node.textContent !== lines[k].text) node.textContent = lines[k].text;
+        var info = lines[k].key ? lines[k] : (keyed ? keys[k] : {});
+        node.setAttribute("data-line", info.key || "");
+        if (info.j !== undefined) node.setAttribute("data-j", String(info.j)); else node.removeAttribute("data-j");
+        if (info.c !== undefined) node.setAttribute("data-c", String(info.c)); else node.removeAttribute("data-c");
+        var stage = LINE_STAGE[info.key] || 0;
+        node.setAttribute("data-stage", String(stage));
+      }
+      while (worked.children.length > lines.length) worked.removeChild(worked.lastChild);
+      var wt = fill(labStr.worked_title || "{tok}", { tok: tokens[row] });
+      if (workedTitle.textContent !== wt) workedTitle.textContent = wt;
+    }
+
+    function drawStep() {
+      root.setAttribute("data-step", String(st.step));
+      var stages = vs.stages || [];
+      stageLabel.textContent = st.step === 0 ? "" : fill(vs.stage_label || "{n}/5 {text}", { n: st.step, text: stages[st.step - 1] || "" });
+      var current = STAGE_LINE[st.step];
+      for (var k = 0; k < worked.children.length; k++) {
+        var p = worked.children[k];
+        var stage = Number(p.getAttribute("data-stage"));
+        if (st.step > 0 && stage > st.step) p.setAttribute("data-pending", ""); else p.removeAttribute("data-pending");
+        if (current && p.getAttribute("data-line") === current) p.setAttribute("data-current", "");
+        else p.removeAttribute("data-current");
+      }
+    }
+
+    function drawAll() {
+      TABLE_NAMES.forEach(function (name) {
+        for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) drawCell(name, i, j);
+      });
+      drawStep();
+      if (st.predict) root.setAttribute("data-predict", "true"); else root.removeAttribute("data-predict");
+      buttons.predict.setAttribute("aria-pressed", st.predict ? "true" : "false");
+      buttons.reveal.disabled = !st.predict;
+      if (st.active) link(st.active);
+    }
+
+    function drawNotes(list) {
+      var key = list.join("\n");
+      if (notes.__key === key) return;
+      notes.__key = key;
+      while (notes.firstChild) notes.removeChild(notes.firstChild);
+      list.forEach(function (text) { notes.appendChild(el("p", null, text)); });
+    }
+
+    // ---------------------------------------------------------------- linked cells
+
+    function cellsOf(name, pick) {
+      var out = [];
+      for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) if (pick(i, j)) out.push(handles[name].cells[i][j].td);
+      return out;
+    }
+
+    function lines(key, attr, value) {
+      return Array.prototype.filter.call(worked.children, function (p) {
+        return p.getAttribute("data-line") === key && (attr === undefined || p.getAttribute(attr) === String(value));
+      });
+    }
+
+    function sources(name) {
+      return Array.prototype.slice.call(root.querySelectorAll("[data-lab-source]")).filter(function (e) {
+        return name.indexOf(e.getAttribute("data-lab-source")) >= 0;
+      });
+    }
+
+    /** What cell (name, i, j) is computed from, and the worked lines that compute it. */
+    function linkedSet(name, i, j) {
+      var r = st.result, row = st.row, out = [];
+      if (name === "S") {
+        out = cellsOf("Q", function (a) { return a === i; }).concat(cellsOf("K", function (a) { return a === j; }));
+        if (r.S[i][j] === -Infinity) out = out.concat(sources(["causal"]));
+        if (i === row) out = out.concat(lines(r.S[i][j] === -Infinity ? "dot_masked" : "dot", "data-j", j), lines("scaled"));
+      } else if (name === "A") {
+        out = cellsOf("S", function (a) { return a === i; });
+        if (i === row) out = out.concat(lines("shares"));
+      } else if (name === "O") {
+        out = cellsOf("A", function (a) { return a === i; }).concat(cellsOf("V", function (a, b) { return b === j; }));
+        if (i === row) out = out.concat(lines("out_cell", "data-c", j));
+      } else {
+        var w = PARAM_TABLE[name];
+        out = sources(["X[" + i + ",0]", "X[" + i + ",1]", w + "[0," + j + "]", w + "[1," + j + "]"]);
+        if (name === "Q" && i === row) out = out.concat(lines("receiver"));
+        if (name !== "Q") out = out.concat(lines("readable", "data-j", i), lines("masked_pos", "data-j", i));
+      }
+      return out;
+    }
+
+    function factor(x) { var t = format(x); return t.charAt(0) === "−" ? "(" + t + ")" : t; }
+
+    /** The explanation of one cell, with the numbers the tables show. */
+    function explainText(name, i, j) {
+      var r = st.result, e = vs.explain || {};
+      var base = { cell: cellName(name, i, j), value: format(r[name][i][j]), d_k: core.fmt(st.fullResult.d_k),
+        row_tok: tokens[i], col_tok: tokens[j], i: i, j: j };
+      if ((name === "A" || name === "O") && st.predict) return e.hidden || "";
+      if (isPending(name, i)) return e.pending || "";
+      if (name === "S") {
+        if (r.S[i][j] === -Infinity) return fill(e.S_masked, base);
+        base.qi = "q" + core.subscript(i);
+        base.kj = "k" + core.subscript(j);
+        base.expr = r.Q[i].map(function (q, p) { return factor(q) + "×" + factor(r.K[j][p]); }).join(" + ");
+        return fill(e.S, base);
+      }
+      if (name === "A") {
+        if (r.S[i][j] === -Infinity) return fill(e.A_masked, base);
+        base.s = format(r.S[i][j]);
+        base.sum = r.S[i].filter(function (s) { return s !== -Infinity; })
+          .map(function (s) { return "e^{" + format(s) + "}"; }).join("+");
+        return fill(e.A, base);
+      }
+      if (name === "O") {
+        base.expr = r.A[i].map(function (a, k) { return format(a) + "×" + factor(r.V[k][j]); }).join(" + ");
+        return fill(e.O, base);
+      }
+      var w = PARAM_TABLE[name], X = st.tables.X, W = st.tables[w];
+      base.w = w;
+      base.expr = X[i].map(function (x, p) { return factor(x) + "×" + factor(W[p][j]); }).join(" + ");
+      return fill(e.QKV, base);
+    }
+
+    function clearLinks() {
+      Array.prototype.forEach.call(root.querySelectorAll("[data-linked]"), function (n) { n.removeAttribute("data-linked"); });
+      Array.prototype.forEach.call(root.querySelectorAll("[data-active]"), function (n) { n.removeAttribute("data-active"); });
+    }
+
+    function link(td) {
+      clearLinks();
+      if (!td || !st.result) { explain.textContent = vs.explain_hint || ""; return; }
+      var name = td.getAttribute("data-matrix"), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
+      td.setAttribute("data-active", "");
+      linkedSet(name, i, j).forEach(function (n) { n.setAttribute("data-linked", ""); });
+      explain.textContent = explainText(name, i, j);
+    }
+
+    function cellFrom(target) {
+      var td = target && target.closest ? target.closest("td[data-matrix]") : null;
+      return td && wrap.contains(td) ? td : null;
+    }
+
+    var focused = null;
+    function onOver(e) { var td = cellFrom(e.target); if (td && td !== st.active) { st.active = td; link(td); } }
+    function onOut(e) {
+      var td = cellFrom(e.target);
+      if (!td || (e.relatedTarget && td.contains(e.relatedTarget))) return;
+      st.active = focused;
+      link(focused);
+    }
+    function onFocusIn(e) {
+      var td = cellFrom(e.target);
+      if (!td) return;
+      focused = td;
+      // Roving tab stop: one per table, the last focused cell.
+      Array.prototype.forEach.call(td.closest("table").querySelectorAll("td[data-matrix]"), function (c) {
+        c.setAttribute("tabindex", c === td ? "0" : "-1");
+      });
+      st.active = td;
+      link(td);
+    }
+    function onFocusOut(e) {
+      var td = cellFrom(e.target);
+      if (!td || (e.relatedTarget && cellFrom(e.relatedTarget))) return;
+      focused = null;
+      st.active = null;
+      link(null);
+    }
+    function onKey(e) {
+      var td = cellFrom(e.target);
+      if (!td) return;
+      var d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
+      if (!d) return;
+      var name = td.getAttribute("data-matrix");
+      var i = Number(td.getAttribute("data-row")) + d[0], j = Number(td.getAttribute("data-col")) + d[1];
+      if (i < 0 || i > 1 || j < 0 || j > 1) return;
+      e.preventDefault();
+      handles[name].cells[i][j].td.focus();
+    }
+    wrap.addEventListener("mouseover", onOver);
+    wrap.addEventListener("mouseout", onOut);
+    wrap.addEventListener("focusin", onFocusIn);
+    wrap.addEventListener("focusout", onFocusOut);
+    wrap.addEventListener("keydown", onKey);
+
+    // ---------------------------------------------------------------- API
+
+    view.update = function (state) {
+      state = state || {};
+      var params = state.params || st.params;
+      // The worked text needs raw scores and d_k: a result without them (from Python) is
+      // recomputed here from the params, with attention.js, so Python and JS show the same text.
+      var full = state.result && state.result.raw_scores ? state.result : core.attentionFromParams(params);
+      var result = normaliseResult(state.result || full);
+      st.prev = st.result;
+      st.params = params;
+      st.result = result;
+      st.fullResult = full;
+      st.tables = core.tablesFromParams(params);
+      st.row = state.row === 0 ? 0 : 1;
+      st.notes = state.notes || [];
+      drawWorked();
+      drawAll();
+      drawNotes(st.notes);
+      root.setAttribute("data-lab-ready", "true");
+      return view;
+    };
+
+    view.step = function () {
+      st.step = (st.step + 1) % 6;
+      if (st.result) drawAll();
+      return st.step;
+    };
+    view.predict = function () {
+      st.predict = true;
+      if (st.result) drawAll();
+    };
+    view.reveal = function () {
+      st.predict = false;
+      if (st.result) drawAll();
+    };
+    view.resultsId = resultsId;
+    view.handles = handles;
+    view.destroy = function () {
+      if (observer) observer.disconnect();
+      wrap.removeEventListener("mouseover", onOver);
+      wrap.removeEventListener("mouseout", onOut);
+      wrap.removeEventListener("focusin", onFocusIn);
+      wrap.removeEventListener("focusout", onFocusOut);
+      wrap.removeEventListener("keydown", onKey);
+      if (wrap.parentNode) wrap.parentNode.removeChild(wrap);
+      root.removeAttribute("data-lab-ready");
+    };
+    return view;
   }
 
-  /** Show the worked lines ({kind, text}) in `container`, reusing its children. */
-  function renderWorked(container, lines) {
-    var children = container.children;
-    for (var k = 0; k < lines.length; k++) {
-      var node = children[k];
-      if (!node) node = container.appendChild(el("p"));
-      var cls = "al-worked-" + lines[k].kind;
-      if (node.className !== cls) node.className = cls;
-      if (node.textContent !== lines[k].text) node.textContent = lines[k].text;
-    }
-    while (container.children.length > lines.length) container.removeChild(container.lastChild);
-  }
-
-  return { cividis: cividis, createMatrix: createMatrix, updateMatrix: updateMatrix, renderWorked: renderWorked };
+  return {
+    SCALES: SCALES,
+    cividis: cividis,
+    luminance: luminance,
+    textColour: textColour,
+    cellColour: cellColour,
+    workedKeys: workedKeys,
+    mountView: mountView
+  };
 });
