@@ -15,6 +15,7 @@ from .core import BASELINE, AttentionResult, attention, baseline, scaled_dot_pro
 
 __all__ = [
     "CROSS_EXAMPLE",
+    "MATMUL_EXAMPLE",
     "MULTIHEAD_EXAMPLE",
     "SoftmaxSteps",
     "chapter_numbers",
@@ -52,6 +53,10 @@ CROSS_EXAMPLE = {
     "V": tuple(map(tuple, (_ct["X_src"] @ _ct["Wv"]).tolist())),
 }
 del _ct
+
+
+#: The matrix-product reminder (F07): the row ``[1, 2]`` times this table is ``[13, 16]``.
+MATMUL_EXAMPLE = {"row": (1.0, 2.0), "table": ((3.0, 4.0), (5.0, 6.0))}
 
 
 def plot_data_flow(**kwargs):

@@ -26,11 +26,20 @@ This script reads the chapter source and checks, against
 3. **Coverage.**  Each required quantity (q/k/v rows, raw and scaled scores,
    exponentials and their sum, shares, o₁, the Q/K/V/QKᵀ/M/S/A/O tables) is
    stated and checked at least once, and the seven ten-decimal values appear.
-4. **Glue.**  Every ``{glue:text}`name``` the prose uses is glued by a cell.
+4. **Glue.**  Every ``{glue:text}`name``` the prose uses is glued by a cell (or by the
+   loop over ``attention_lab.chapter.chapter_numbers()``).
+5. **Prose.**  Every number in the running text of ``book/*.md`` (the chapter, notation.md,
+   index.md, lab.md; directive bodies such as dropdowns and tables included, code cells
+   excluded) must be glued, or captured by a registered claim (``build_claims``: a pattern
+   whose numbers are compared with values computed by attention_lab: ``$d_k=2$``,
+   ``$x_0=[1, 1]$``, ``份额是 1``, shapes such as ``[3, 2]``, the identity table, "W_q 里的 0.5",
+   the slider ranges of the lab ...), or be a year next to its citation, a self-check
+   question number, or not a quantity (an ordinal such as 第 0 行, a list marker, a version).
+   Anything else fails as "unchecked number", naming file and line.
 
 Usage::
 
-    python scripts/verify_concepts.py [--chapter PATH]
+    python scripts/verify_concepts.py [--chapter PATH] [--book DIR]
 
 Prints what was checked and ``OK``; otherwise lists each mismatch with its line
 number and exits with status 1.  It verifies the teaching arithmetic and its
@@ -53,7 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
     sys.path.insert(0, str(ROOT))
 
-from attention_lab import attention, baseline  # noqa: E402
+from attention_lab import attention, baseline, softmax  # noqa: E402
 from attention_lab.chapter import cross_attention_example, softmax_steps  # noqa: E402
 
 DEFAULT_CHAPTER = ROOT / "book" / "f11-attention.md"
@@ -166,7 +175,7 @@ class Statement:
 class Report:
     mismatches: list[str] = field(default_factory=list)
     counts: dict = field(default_factory=lambda: {"statements": 0, "equalities": 0,
-                                                  "named": 0, "decimals": 0})
+                                                  "named": 0, "decimals": 0, "prose": 0})
     checked_labels: set = field(default_factory=set)
 
     def fail(self, line: int | None, message: str) -> None:
@@ -363,6 +372,8 @@ def check_statement(st: Statement, labels, known, report: Report) -> None:
     else:
         label_text, values = first, segments[1:]
     label = label_text if label_text in labels else None
+    if label is None and re.sub(r"\s+", "", label_text) in labels:  # "输出第 0 格" = "输出第0格"
+        label = re.sub(r"\s+", "", label_text)
     if label is None and label_text.split():
         last = label_text.split()[-1]
         label = last if last in labels else None
@@ -400,13 +411,446 @@ def check_decimals(lines, start, known, report: Report) -> None:
 
 def check_glue(source: str, report: Report) -> None:
     defined = set(re.findall(r"""\bglue\(\s*["'](\w+)["']""", source))
+    if "chapter_numbers()" in source:  # glued in a loop over attention_lab.chapter.chapter_numbers()
+        from attention_lab.chapter import chapter_numbers
+
+        defined |= set(chapter_numbers())
     for m in re.finditer(r"\{glue(?::\w+)?\}`(\w+)", source):
         if m.group(1) not in defined:
             line = source.count("\n", 0, m.start()) + 1
             report.fail(line, f"glue name {m.group(1)!r} is used but never glued")
 
 
-def verify(chapter: Path) -> Report:
+# ============================================================================ prose claims
+#
+# Every number written in the prose of book/*.md (outside code cells and hand-computation
+# blocks, which are checked above) must be one of:
+#
+# * inside a glue role (its value comes from execution);
+# * captured by a registered claim: a pattern whose numbers are compared with a value
+#   computed from attention_lab (``CLAIMS`` below; a changed number no longer equals the
+#   computed one, or no longer matches the pattern and is reported as unchecked);
+# * a year next to a {cite} whose references.bib entry has that year;
+# * a question number (``第 11 题``) that exists in 课后自检, or a count of those questions;
+# * not a quantity: an ordinal (第 0 行, 第 1 号), a list or question marker, a sub- or
+#   superscript index, a chapter name (F07, Q007), a software version or address.
+#
+# Anything else fails with "unchecked number", naming the file and line.
+
+PROSE_FILES = ("f11-attention.md", "notation.md", "index.md", "lab.md")
+SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+#: A number in prose: not part of an identifier (F11, d2l, bahdanau2015, 3E, x_0).
+PROSE_NUMBER = re.compile(r"(?<![A-Za-z_\d.\\])[-−]?\d+(?:\.\d+)?(?![\d])(?![A-Za-z_])")
+GLUE_MARK = "⟨g⟩"
+
+
+@dataclass
+class Claim:
+    """``pattern``'s capture groups, in order, must equal ``expected()`` (numbers, vectors, tables).
+
+    ``expected``: a list (one entry per group), or a function of the match giving that list.
+    ``where``: section labels (``f11-self``), ``"Q10"`` for a self-check question, or file names
+    (empty = anywhere); ``exclude``: the same, where the claim does not apply.  ``member``: each
+    captured number must be one of the entries of ``expected``.  Named groups are context only.
+    """
+
+    what: str
+    pattern: str
+    expected: object
+    where: tuple = ()
+    member: bool = False
+    exclude: tuple = ()
+    compiled: re.Pattern = field(init=False, repr=False)
+
+    def __post_init__(self):
+        self.compiled = re.compile(self.pattern)
+        if isinstance(self.where, str):
+            self.where = (self.where,)
+        if isinstance(self.exclude, str):
+            self.exclude = (self.exclude,)
+
+
+def _norm_math(text: str) -> str:
+    """Inline LaTeX to the chapter's plain notation: x_0 -> x₀, \\sqrt{2} -> √2, x' -> x′."""
+    t = text
+    t = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", t)
+    t = re.sub(r"\\sqrt\s*(\d)", r"√\1", t)
+    t = re.sub(r"\s*\\cdot\b\s*", "·", t)
+    t = re.sub(r"\s*\\times\b\s*", "×", t)
+    t = re.sub(r"-\\infty", "−∞", t)
+    t = re.sub(r"\\infty", "∞", t)
+    t = re.sub(r"\^\\top", "ᵀ", t)
+    t = re.sub(r"\\lVert\s*([a-z])_(\d)\s*\\rVert\^2",
+               lambda m: f"‖{m.group(1)}{m.group(2).translate(SUBSCRIPT)}‖²", t)
+    t = re.sub(r"\\text\{[^{}]*\}", "", t)
+    t = re.sub(r"\\[A-Za-z]+", " ", t)
+    t = re.sub(r"([A-Za-z])_\{?(\d+)\}?", lambda m: m.group(1) + m.group(2).translate(SUBSCRIPT), t)
+    t = re.sub(r"\^\{?\(?(\d+)\)?\}?", lambda m: "⁽" + m.group(1).translate(SUBSCRIPT) + "⁾", t)
+    return t.replace("'", "′")
+
+
+def normalise_prose(line: str) -> str:
+    """What the reader sees, in one plain notation: glue roles, references and markup removed."""
+    t = re.sub(r"\{glue(?::\w+)?\}`[^`]*`", GLUE_MARK, line)
+    t = re.sub(r"\{(?:ref|numref|doc)\}`([^`<]*)<[^`>]*>`", r"\1", t)
+    t = re.sub(r"\{(?:ref|numref|doc|eq)\}`[^`]*`", "", t)
+    t = re.sub(r"\{cite(?::\w+)?\}`([^`]*)`", r"⟦cite:\1⟧", t)
+    t = re.sub(r"<[^<>]*>", "", t)  # HTML tags
+    t = re.sub(r"\]\([^)]*\)", "]", t)  # markdown link targets
+    t = re.sub(r"https?://\S+", "", t)
+    t = re.sub(r"\$([^$]*)\$", lambda m: _norm_math(m.group(1)), t)
+    if "$" not in line and re.search(r"\\[A-Za-z]|[_^]\{", t):  # a line of a $$ display
+        t = _norm_math(t)
+    t = t.replace("`", "")
+    return t
+
+
+#: Spans that hold numbers that are not quantities.
+NOT_QUANTITIES = [
+    re.compile(r"^\s*(?:[-*]\s+)?\d+\.\s"),          # list item "1. "
+    re.compile(r"\*\*\d+\.\*\*"),                     # question marker **7.**
+    re.compile(r"第\s*\d+\s*(?:行|列|号|格|个|位|层|节|步|章|条|项|次)"),  # ordinals
+    re.compile(r"[：→]\s*\d\s+(?=\S)"),               # step labels "：1 原始分数 → 2 除以"
+    re.compile(r"Python\s+\d+(?:\.\d+)*"),            # software versions
+    re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000
+    re.compile(r"http\.server\s+-d\s+\S+\s+\d+"),     # a port
+]
+
+QUESTION = re.compile(r"^\*\*(\d+)\.\*\*")
+
+
+def _parse_value(text: str):
+    """A captured group as a number or nested list (−, √ and ∞ allowed)."""
+    t = text.replace("−", "-").replace("∞", "inf").replace("，", ",").strip()
+    t = re.sub(r"√(\d+(?:\.\d+)?)", r"sqrt(\1)", t)
+    if t in ("", None):
+        raise ValueError("empty")
+    try:
+        return _Evaluator({"inf": math.inf}).visit(ast.parse(t, mode="eval"))
+    except (SyntaxError, ValueError, TypeError) as exc:
+        raise ValueError(f"cannot read {text!r} as a number or table") from exc
+
+
+def _printed_tol(text: str, shape) -> np.ndarray:
+    tokens = re.findall(r"\d+(?:\.\d+)?", text)
+    decimals = max((_decimals(t) for t in tokens), default=0)
+    return np.full(shape, tolerance(decimals))
+
+
+def bib_years(bib: Path) -> dict[str, str]:
+    if not bib.exists():
+        return {}
+    text = bib.read_text(encoding="utf-8")
+    years = {}
+    for m in re.finditer(r"@\w+\{([^,]+),(.*?)\n\}", text, re.S):
+        y = re.search(r"year\s*=\s*\{?(\d{4})", m.group(2))
+        if y:
+            years[m.group(1).strip()] = y.group(1)
+    return years
+
+
+def prose_lines(path: Path):
+    """(line number, raw line, section label, question) for the prose of one book page.
+
+    Skips front matter, code cells and plain/``text`` hand-computation blocks (checked by the
+    arithmetic checker), directive options (``:name: ...``) and MyST targets (``(label)=``).
+    Keeps the bodies of directives such as admonitions, dropdowns and list-tables: they are prose.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines()
+    i = split_front_matter(lines)
+    section, question = path.name, None
+    stack: list[tuple[str, bool]] = []  # (fence, skip)
+    while i < len(lines):
+        raw = lines[i]
+        stripped = raw.strip()
+        m = FENCE.match(raw)
+        if m and stack and stripped == stack[-1][0]:
+            stack.pop()
+            i += 1
+            continue
+        if m and (not stack or not stack[-1][1]):
+            info = m.group(2).strip()
+            if info:  # an opening fence
+                skip = info.startswith("{code-cell}") or info in ("text", "none", "python", "bash", "console",
+                                                                   "{literalinclude}") or info.startswith("{literalinclude}")
+                stack.append((m.group(1), skip))
+                i += 1
+                continue
+            if not stack or stack[-1][0] != m.group(1):  # a plain ``` block: hand computation
+                stack.append((m.group(1), True))
+                i += 1
+                continue
+        if stack and stack[-1][1]:
+            i += 1
+            continue
+        i += 1
+        target = re.match(r"^\((f11-[\w-]+)\)=$", stripped)
+        if target:
+            section = target.group(1)
+            question = None
+            continue
+        if re.match(r"^:[\w-]+:", stripped) or stripped == "---":
+            continue
+        q = QUESTION.match(stripped)
+        if q:
+            question = f"Q{q.group(1)}"
+        if stripped.startswith("$$"):
+            pass
+        yield i, raw, section, question
+
+
+def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
+    """``pages``: role name (``f11-attention.md``, ``notation.md`` ...) -> path of the page to check."""
+    years = bib_years(bib)
+    chapter = pages.get("f11-attention.md")
+    questions = set()
+    if chapter is not None and chapter.exists():
+        questions = {int(n) for n in re.findall(r"^\*\*(\d+)\.\*\*", chapter.read_text(encoding="utf-8"), re.M)}
+    for name, path in pages.items():
+        if not path.exists():
+            continue
+        for line_no, raw, section, question in prose_lines(path):
+            text = normalise_prose(raw)
+            numbers = [(m.start(), m.end(), m.group()) for m in PROSE_NUMBER.finditer(text)]
+            if not numbers:
+                continue
+            covered = [False] * len(numbers)
+
+            def cover(start, end):
+                for k, (s, e, _) in enumerate(numbers):
+                    if s >= start and e <= end:
+                        covered[k] = True
+
+            for pattern in NOT_QUANTITIES:
+                for m in pattern.finditer(text):
+                    cover(*m.span())
+            # Years: next to a citation of a bib entry from that year.
+            cited = {key.strip() for keys in re.findall(r"⟦cite:([^⟧]*)⟧", text) for key in keys.split(",")}
+            for m in re.finditer(r"(?<!\d)(\d{4})\s*年", text):
+                if m.group(1) in {years.get(k) for k in cited}:
+                    cover(*m.span(1))
+                    report.counts["prose"] += 1
+                elif cited:
+                    report.fail(None, f"{name}:{line_no}: year {m.group(1)} is not the year of the cited "
+                                      f"{', '.join(sorted(cited))} in references.bib")
+            # Question numbers in 课后自检 and references to them.
+            for m in re.finditer(r"第\s*(\d+)\s*题", text):
+                cover(*m.span(1))
+                report.counts["prose"] += 1
+                if int(m.group(1)) not in questions:
+                    report.fail(None, f"{name}:{line_no}: there is no self-check question {m.group(1)}")
+            m = re.search(r"前\s*(\d+)\s*题.*?后\s*(\d+)\s*题", text)
+            if m:
+                cover(*m.span(1))
+                cover(*m.span(2))
+                report.counts["prose"] += 1
+                total = int(m.group(1)) + int(m.group(2))
+                if questions and (max(questions) != total or len(questions) != total):
+                    report.fail(None, f"{name}:{line_no}: {m.group(1)} + {m.group(2)} questions, "
+                                      f"but 课后自检 has {len(questions)}")
+            scope = {name, section, question}
+            for claim in claims:
+                if (claim.where and not scope & set(claim.where)) or scope & set(claim.exclude):
+                    continue
+                named = set(claim.compiled.groupindex.values())
+                for m in claim.compiled.finditer(text):
+                    try:
+                        expected = claim.expected(m) if callable(claim.expected) else claim.expected
+                    except ValueError as exc:
+                        report.fail(None, f"{name}:{line_no}: {claim.what}: {exc}")
+                        continue
+                    groups = [(m.group(k), m.span(k)) for k in range(1, len(m.groups()) + 1)
+                              if k not in named and m.group(k) is not None]
+                    for k, (group, span) in enumerate(groups):
+                        cover(*span)
+                        report.counts["prose"] += 1
+                        try:
+                            value = _parse_value(group)
+                        except ValueError as exc:
+                            report.fail(None, f"{name}:{line_no}: {claim.what}: {exc}")
+                            continue
+                        if claim.member:
+                            pool = np.asarray(expected, dtype=float).ravel()
+                            if not any(equal(value, p, _printed_tol(group, ())) for p in pool):
+                                report.fail(None, f"{name}:{line_no}: {claim.what}: {group} is not one of "
+                                                  f"{show(np.unique(pool))}")
+                            continue
+                        want = np.asarray(expected[k], dtype=float)
+                        if not equal(value, want, _printed_tol(group, np.shape(want))):
+                            report.fail(None, f"{name}:{line_no}: {claim.what}: the text says {group}, "
+                                              f"attention_lab computes {show(want)}")
+            for k, (s, e, token) in enumerate(numbers):
+                if not covered[k]:
+                    report.fail(None, f"{name}:{line_no}: unchecked number {token!r} in "
+                                      f"“{text[max(0, s - 25):e + 25].strip()}” (glue it, or register a claim "
+                                      f"in scripts/verify_concepts.py CLAIMS)")
+
+def _vec(t):
+    return r"(\[[^\[\]]*\])" if t == "v" else r"(\[\[.*?\]\])"
+
+
+#: Numbers the chapter quotes from other chapters of the series (not on this site), so they cannot
+#: be computed here; listed so that a change in the prose is still noticed.
+QUOTED = {"F09 scores": (2.0, 1.0, 0.0)}
+
+
+def build_claims() -> list[Claim]:
+    """The prose's numeric claims, each tied to a value computed by attention_lab."""
+    from attention_lab.chapter import MATMUL_EXAMPLE, cross_attention_example, identity_qk_example, self_check_cases
+    from attention_lab.params import RANGES
+
+    t = baseline()
+    r = attention(**t)
+    rb = attention(**baseline("only_wv"))
+    rq = attention(**baseline("only_wq"))
+    rc = cross_attention_example()
+    ri = identity_qk_example()
+    sc = self_check_cases()
+    unscaled = attention(**t, d_k=1)
+    one = float(r.A.sum(axis=1).max())  # each row of A sums to 1
+    saturated = softmax(np.array([[1e3, 0.0]]))[0]  # softmax far apart: [1, 0]
+    V = r.V
+    c = Claim
+    claims = [
+        # --- the input and the parameter tables
+        c("X's width (d_model)", r"表示宽度设为 (\d+)", [t["X"].shape[1]]),
+        c("X's shape", r"形状为 \[(\d+), (\d+)\] = \[词元位置数", list(t["X"].shape)),
+        c("X's entries", r"方括号里的 ([-−]?\d+) 和 ([-−]?\d+)", t["X"], member=True),
+        c("the matrix-product example's table", r"表里的 (\d+)、(\d+)、(\d+)、(\d+)",
+          np.ravel(MATMUL_EXAMPLE["table"]).tolist()),
+        c("W's shape", r"\[(\d+), (\d+)\]，输出宽度", list(t["Wq"].shape)),
+        c("Q/K/V's shape", r"每张表都是 (\d+) 行，每行 (\d+) 个数", list(r.Q.shape)),
+        c("W's shape", r"(\d+) 行 (\d+) 列的系数表", list(t["Wq"].shape)),
+        c("Wq's entries", r"W_q 里的 ([-−]?\d+(?:\.\d+)?)", t["Wq"], member=True),
+        c("the identity table of contrast 1", r"单位矩阵 (\[\[.*?\]\])", [baseline("only_wv")["Wv"]]),
+        # --- step 1: dot products
+        c("q₁·k₀", r"q₁ 和 k₀ 方向相同，得分 ([-−]?\d+)", [r.raw_scores[1, 0]]),
+        c("q₁·k₁", r"q₁ 和 k₁ 互相垂直，得分 ([-−]?\d+)", [r.raw_scores[1, 1]]),
+        c("k₀·k₁ (orthogonal)", r"互相垂直（正交），点积为 ([-−]?\d+)", [float(r.K[0] @ r.K[1])]),
+        c("a key opposite to q₁", r"某个键是 (\[[^\]]*\])", [-r.Q[1]]),
+        # --- d_k and the root
+        c("d_k", r"d_k\s*=\s*(\d+(?:\.\d+)?)", [r.d_k], where=("f11-attention.md", "notation.md"),
+          exclude=("Q12", "lab.md")),
+        c("√d_k", r"(?<!/)√(\d+(?:\.\d+)?)", [r.d_k], where=("f11-attention.md",), exclude=("Q12",)),
+        c("unscaled: divide by √1 = 1", r"除以 (\d+)，而不是", [unscaled.scale]),
+        # --- softmax facts, on the computed shares
+        c("a row of shares sums to 1", r"和为 (\d+)", [one]),
+        c("a row of shares sums to 1", r"加起来(?:等于|都是|是) (\d+)", [one]),
+        c("shares are not negative", r"(?:不小于|大于等于) (\d+)", [float(min(r.A.min(), 0.0))]),
+        c("the largest exponential after subtracting the max", r"最大的指数恰好是 (\d+)",
+          [float(softmax_steps(r.S[ROW]).exps.max())]),
+        c("a saturated share is near 1", r"份额接近 (\d+)", [saturated[0]]),
+        c("and the other near 0", r"另一个接近 (\d+)", [saturated[1]]),
+        c("large d_k: scaled scores near 0", r"缩放分数越接近 (\d+)", [float(r.raw_scores[1, 0] / np.sqrt(np.inf))]),
+        # --- numbers quoted from chapters that are not on this site (cannot be computed here)
+        c("F09's example scores (quoted)", r"F09 章把 softmax 用在词表候选的分数 \[(\d+), (\d+), (\d+)\]",
+          list(QUOTED["F09 scores"])),
+        # --- step 4: weighted average
+        c("V's columns", r"第 0 格在 (\d+) 和 (\d+) 之间、偏向“我”的 (\d+)；第 1 格在 (\d+) 和 (\d+) 之间",
+          [V[:, 0].min(), V[:, 0].max(), V[0, 0], V[:, 1].min(), V[:, 1].max()]),
+        # --- the mask
+        c("M's allowed cells", r"允许(?:读)?的位置加 ([-−]?\d+)", [r.M[1, 0]]),
+        c("exp(−∞) is taken as its limit", r"按极限取 ([-−]?\d+)", [float(np.exp(-np.inf))]),
+        c("a masked cell's share", r"份额为 (\d+(?:\.\d+)?)", [r.A[0, 1]], where=("f11-matrix",)),
+        c("M's allowed cells", r"([-−]?\d+) 表示允许", [r.M[1, 0]]),
+        c("row 0's share", r"份额是 (\d+(?:\.\d+)?)(?![\d,\]])", [r.A[0, 0]], where=("f11-matrix", "Q3")),
+        c("every table's shape", r"形状恰好都是 \[(\d+), (\d+)\]", list(r.S.shape)),
+        # --- cross-attention
+        c("cross-attention n", r"目标一侧有 (\d+) 个位置", [rc.Q.shape[0]]),
+        c("cross-attention d_v", r"每个值有 (\d+) 个数", [rc.V.shape[1]]),
+        c("cross-attention d_v, d_k", r"d_v=(\d+)，而 d_k=(\d+)", [rc.V.shape[1], rc.d_k]),
+        c("cross-attention shapes", r"份额表是 \[(\d+), (\d+)\]，输出表是 \[(\d+), (\d+)\]，都不是 \[(\d+), (\d+)\]",
+          [*rc.A.shape, *rc.O.shape, *r.A.shape]),
+        c("cross-attention's constant V column", r"在这一列都是 ([-−]?\d+(?:\.\d+)?)", rc.V[:, -1], member=True),
+        c("cross-attention sizes (self-check 6)", r"n=(\d+)，m=(\d+)，d_k=(\d+)，d_v=(\d+)",
+          [rc.Q.shape[0], rc.K.shape[0], rc.d_k, rc.V.shape[1]]),
+        c("cross-attention shapes (self-check 6)", r"\[n, m\] = \[(\d+), (\d+)\]，O 是 \[n, d_v\] = \[(\d+), (\d+)\]",
+          [*rc.A.shape, *rc.O.shape]),
+        # --- the two contrasts and Wq = Wk = I
+        c("contrast 2's scaled score", r"缩放分数变为 \[([-−]?\d+(?:\.\d+)?), ⟨g⟩\]", [rq.S[1, 0]]),
+        c("Wq = Wk = I's scaled score", r"缩放分数是 \[([-−]?\d+(?:\.\d+)?), ⟨g⟩\]", [ri.S[1, 0]]),
+        # --- self-check answers
+        c("row 0's shares and output", r"份额是 (\[[^\]]*\])，输出恰好是 (\[[^\]]*\])", [r.A[0], r.O[0]]),
+        c("row 0's output is 1×v₀", r"(\d+)×v₀ = (\[[^\]]*\])", [r.A[0, 0], r.O[0]]),
+        c("raw scores of row 1 and their scaling", r"原始分数 (\[[^\]]*\]) 缩成 \[⟨g⟩, ([-−]?\d+)\]",
+          [r.raw_scores[1], r.S[1, 1]]),
+        c("x₁′ (self-check 10)", r"x₁′\s*=\s*(\[[^\]]*\])", [self_check_tables()["x1_20"]["X"][1]], where="Q10"),
+        c("the sliders for x₁′", r"拖到 ([-−]?\d+) 和 ([-−]?\d+)", list(self_check_tables()["x1_20"]["X"][1]),
+          where="Q10"),
+        c("scaled scores of self-check 10", r"\[(\d+)/√(\d+), (\d+)/√(\d+)\]",
+          [sc["x1_20"].raw_scores[1, 0], sc["x1_20"].d_k, sc["x1_20"].raw_scores[1, 1], sc["x1_20"].d_k],
+          where="Q10"),
+        c("the score difference", r"都是 (\d+)/√(\d+)",
+          [abs(r.raw_scores[1, 0] - r.raw_scores[1, 1]), r.d_k], where="Q10"),
+        c("V's column 0 in self-check 10", r"第 0 格的两个值都是 (\d+)", sc["x1_20"].V[:, 0], member=True,
+          where="Q10"),
+        c("o₁′[0] in self-check 10", r"加权平均还是 (\d+)", [sc["x1_20"].O[1, 0]], where="Q10"),
+        c("scaled scores of self-check 11", r"\[([-−]?\d+), (\d+)/√(\d+)\]",
+          [sc["nomask"].S[0, 0], sc["nomask"].raw_scores[0, 1], sc["nomask"].d_k], where="Q11"),
+        c("d_k of self-check 12", r"d_k 换成 (\d+)", [sc["dk8"].d_k], where="Q12"),
+        c("d_k slider of self-check 12", r"d_k 滑块拖到 (\d+)", [sc["dk8"].d_k], where="Q12"),
+        c("Q's real width", r"实际宽度仍是 (\d+)", [sc["dk8"].Q.shape[1]], where="Q12"),
+        c("scaled scores of self-check 12", r"\[(\d+)/√(\d+), ([-−]?\d+)\]",
+          [sc["dk8"].raw_scores[1, 0], sc["dk8"].d_k, sc["dk8"].S[1, 1]], where="Q12"),
+        c("scaled score of self-check 12", r"即 \[⟨g⟩, ([-−]?\d+)\]", [sc["dk8"].S[1, 1]], where="Q12"),
+        # --- notation.md's table: the example's shapes
+        c("a table's shape in notation", r"^\|\s*(?P<sym>[^|]+?)\s*\|.*\|\s*\[(\d+),\s*(\d+)\]",
+          lambda m: list(_notation_shape(m.group("sym"), t, r)), where="notation.md"),
+        # --- index.md
+        c("d_model", r"(\d+) 维特征", [t["X"].shape[1]], where="index.md"),
+        c("W's shape", r"(\d+)×(\d+) 的参数表", list(t["Wq"].shape), where="index.md"),
+        c("d_model", r"(\d+)-dimensional", [t["X"].shape[1]], where="index.md"),
+        # --- lab.md: the lab's ranges (attention_lab.params.RANGES)
+        c("d_k's slider range", r"d_k 从 (\d+) 拖到 (\d+)", [RANGES["d_k"].min, RANGES["d_k"].max], where="lab.md"),
+        c("d_k = 1 is no scaling", r"d_k=(\d+) 相当于不缩放", [unscaled.d_k], where="lab.md"),
+        c("Q's width", r"实际宽度始终是 (\d+)", [r.Q.shape[1]], where="lab.md"),
+        c("row 0's shares", r"不再是 (\[[^\]]*\])", [r.A[0]], where="lab.md"),
+        c("Wq's slider range", r"往 ±(\d+(?:\.\d+)?) 推", [RANGES["Wq"].max], where="lab.md"),
+    ]
+    claims += name_claims(r, t["X"], scope_out=("Q10", "Q11", "Q12"))
+    claims += name_claims(sc["x1_20"], self_check_tables()["x1_20"]["X"], where=("Q10",))
+    claims += name_claims(sc["nomask"], t["X"], where=("Q11",))
+    claims += name_claims(sc["dk8"], t["X"], where=("Q12",))
+    return claims
+
+
+def self_check_tables() -> dict:
+    """The input tables of the self-check cases (for claims about what the reader types)."""
+    t = baseline()
+    return {"x1_20": {**t, "X": np.array([t["X"][0], [2.0, 0.0]])}}
+
+
+def _notation_shape(sym: str, t, r):
+    head = re.split(r"[=、]", sym.strip())[0].strip()
+    table = {"X": t["X"], "W_q": t["Wq"], "W_k": t["Wk"], "W_v": t["Wv"], "Q": r.Q, "K": r.K, "V": r.V,
+             "QKᵀ": r.raw_scores, "M": r.M, "S": r.S, "A": r.A, "O": r.O}
+    if head not in table:
+        raise ValueError(f"notation row {sym!r} names no table the chapter computes")
+    return table[head].shape
+
+
+def name_claims(res, X, where=(), scope_out=()) -> list[Claim]:
+    """``x₀=[1, 1]``, ``q₁ = [1, 0]``, ``q₀·k₁ = 1`` ... written in prose, against ``res``.
+
+    Primed names (``x₁′``) refer to the self-check case in scope: the same rows as ``res``.
+    """
+    sub = "₀₁₂₃₄₅₆₇₈₉"
+    n = res.Q.shape[0]
+    out = []
+    value = r"\s*=\s*(\[[^\[\]]*\]|[-−]?\d+(?:\.\d+)?)"
+    for i in range(n):
+        for name, table in (("x", X), ("q", res.Q), ("k", res.K), ("v", res.V)):
+            out.append(Claim(f"{name}{sub[i]}", rf"(?<![\w·]){name}{sub[i]}′?(?![·\w]){value}", [table[i]],
+                             where=where, exclude=scope_out))
+        for j in range(res.K.shape[0]):
+            out.append(Claim(f"q{sub[i]}·k{sub[j]}", rf"q{sub[i]}′?·k{sub[j]}′?{value}", [res.raw_scores[i, j]],
+                             where=where, exclude=scope_out))
+    return out
+
+
+def verify(chapter: Path, book: Path | None = None) -> Report:
+    """Check ``chapter`` (its hand computations, decimals, glue and prose) and the prose of the
+    other pages in ``book`` (default: the chapter's folder; notation.md, index.md, lab.md)."""
     source = chapter.read_text(encoding="utf-8")
     lines = source.splitlines()
     start = split_front_matter(lines)
@@ -424,6 +868,12 @@ def verify(chapter: Path) -> Report:
     check_decimals(lines, start, known, report)
     check_glue(source, report)
 
+    book = chapter.parent if book is None else book
+    pages = {"f11-attention.md": chapter}
+    pages.update({name: book / name for name in PROSE_FILES[1:] if (book / name).exists()})
+    bib = book / "references.bib"
+    check_prose(pages, build_claims(), report, bib if bib.exists() else ROOT / "book" / "references.bib")
+
     for label in REQUIRED_LABELS:
         if label not in report.checked_labels:
             report.fail(None, f"coverage: {label} is not stated (and checked) in any hand computation")
@@ -438,16 +888,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chapter", type=Path, default=DEFAULT_CHAPTER,
                         help="chapter source to check (default: book/f11-attention.md)")
+    parser.add_argument("--book", type=Path, default=None,
+                        help="folder with the other pages whose prose is checked "
+                             "(notation.md, index.md, lab.md; default: the chapter's folder)")
     args = parser.parse_args(argv)
     if not args.chapter.exists():
         print(f"verify_concepts: no such chapter: {args.chapter}", file=sys.stderr)
         return 2
-    report = verify(args.chapter)
+    report = verify(args.chapter, args.book)
     c = report.counts
     print(f"verify_concepts: {args.chapter}")
     print(f"  hand computations: {c['statements']} statements, {c['equalities']} written equalities, "
           f"{c['named']} named quantities compared with attention_lab")
     print(f"  decimals with >= 3 places: {c['decimals']} compared with the computed quantities")
+    print(f"  prose: {c['prose']} numbers in running text compared with claims computed by attention_lab")
     print(f"  coverage: {len(report.checked_labels & set(REQUIRED_LABELS))}/{len(REQUIRED_LABELS)} "
           f"required quantities, {len(TEN_DECIMALS)} ten-decimal values")
     if report.mismatches:

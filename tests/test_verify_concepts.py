@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,13 +48,13 @@ def test_default_path_is_the_chapter():
         # A share one unit off in the tenth decimal (the softmax step).
         ("除以总和： [0.6697615493", "除以总和： [0.6697615494", "0.6697615494"),
         # A projected row whose written arithmetic no longer gives the stated result.
-        ("1×0.5+1×0.5]    = [0,1]", "1×0.5+1×0.5]    = [0,2]", "q₀"),
+        ("1×0.5+1×0.5]    = [0, 1]", "1×0.5+1×0.5]    = [0, 2]", "q₀"),
         # An output cell: the arithmetic is right but the result is mistyped.
         ("≈ 6.6047690135\n", "≈ 6.6047690136\n", "6.6047690136"),
         # The causal mask written without its −∞.
-        ("M = [[0,−∞],", "M = [[0,0],", "M is stated as"),
+        ("M = [[0, −∞],", "M = [[0, 0],", "M is stated as"),
         # The F07 coefficient example.
-        ("= [13,16]", "= [13,17]", "[13,17]"),
+        ("= [13, 16]", "= [13, 17]", "[13, 17]"),
     ],
 )
 def test_changed_number_fails_and_is_named(tmp_path, old, new, named):
@@ -84,3 +85,81 @@ def test_unknown_glue_name_fails(tmp_path):
     proc = run(path)
     assert proc.returncode == 1
     assert "no_such_value" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- prose claims
+
+BOOK = ROOT / "book"
+
+
+def book_copy(tmp_path: Path, page: str, pattern: str, replacement: str) -> Path:
+    """A copy of book/ (pages + references.bib) with the first match of ``pattern`` in ``page`` replaced.
+
+    Returns the copied chapter, to pass as --chapter (the other pages are found next to it).
+    """
+    for source in list(BOOK.glob("*.md")) + [BOOK / "references.bib"]:
+        (tmp_path / source.name).write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    target = tmp_path / page
+    text = target.read_text(encoding="utf-8")
+    new, count = re.subn(pattern, replacement, text, count=1)
+    assert count == 1, f"{pattern!r} is no longer in {page}; update this test to the text"
+    target.write_text(new, encoding="utf-8")
+    return tmp_path / "f11-attention.md"
+
+
+def test_real_book_prose_is_checked_and_passes():
+    proc = run(CHAPTER)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    counted = re.search(r"prose: (\d+) numbers", proc.stdout)
+    assert counted and int(counted.group(1)) >= 100, proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("page", "pattern", "replacement", "named"),
+    [
+        # A share stated in words ("份额是 1" -> 0.9).
+        ("f11-attention.md", r"(?<=份额是 )1(?=。)", "0.9", "row 0's share"),
+        # d_k in inline math.
+        ("f11-attention.md", r"(?<=这里 \$d_k=)2(?=\$)", "3", "d_k"),
+        # The cross-attention sizes n, m of self-check 6.
+        ("f11-attention.md", r"(?<=\$n=)3(?=\$)", "4", "cross-attention sizes"),
+        # An input row written in prose.
+        ("f11-attention.md", r"(?<=\$x_0=\[1, )1(?=\]\$)", "2", "x₀"),
+        # The identity table of contrast 1.
+        ("f11-attention.md", r"(?<=单位矩阵 `\[\[1, 0\], \[0, )1(?=\]\]`)", "2", "identity table"),
+        # A parameter quoted in a question.
+        ("f11-attention.md", r"(?<=\$W_q\$ 里的 )0\.5", "0.4", "Wq's entries"),
+        # A shape.
+        ("f11-attention.md", r"(?<=份额表是 `\[3, )2(?=\]`)", "4", "cross-attention shapes"),
+        # A vector in a self-check answer.
+        ("f11-attention.md", r"(?<=\$v_1=\[0, )20(?=\]\$)", "30", "v₁"),
+        # A year next to its citation.
+        ("f11-attention.md", r"2017(?= 年的论文 \{cite\}`vaswani2017attention`)", "2016", "year 2016"),
+        # A reference to a self-check question that does not exist.
+        ("f11-attention.md", r"(?<=课后自检第 )11(?= 题)", "19", "no self-check question 19"),
+        # A shape in notation.md's table.
+        ("notation.md", r"(?<=\| `\[n, m\]` \| `\[2,)2(?=\]` \|)", "3", "shape in notation"),
+        # A slider range in lab.md.
+        ("lab.md", r"(?<=从 1 拖到 )64", "100", "slider range"),
+    ],
+)
+def test_changed_number_in_the_prose_fails_and_names_file_and_line(tmp_path, page, pattern, replacement, named):
+    proc = run(book_copy(tmp_path, page, pattern, replacement))
+    assert proc.returncode == 1, proc.stdout
+    assert named in proc.stdout, proc.stdout
+    assert re.search(rf"{re.escape(page)}:\d+: ", proc.stdout), proc.stdout
+
+
+def test_a_new_number_in_the_prose_must_be_glued_or_claimed(tmp_path):
+    chapter = book_copy(tmp_path, "f11-attention.md", r"(?m)^## 课后自检\n", "## 课后自检\n\n本例一共有 7 个参数。\n")
+    proc = run(chapter)
+    assert proc.returncode == 1
+    assert re.search(r"f11-attention\.md:\d+: unchecked number '7'", proc.stdout), proc.stdout
+
+
+def test_ordinals_and_glued_numbers_need_no_claim(tmp_path):
+    # 第 0 行 is an ordinal; a glue role's value comes from execution.
+    chapter = book_copy(tmp_path, "f11-attention.md", r"(?m)^## 课后自检\n",
+                        "## 课后自检\n\n第 0 行的份额是 {glue:text}`a10:.4f`。\n")
+    proc = run(chapter)
+    assert proc.returncode == 0, proc.stdout
