@@ -184,14 +184,17 @@ class AttentionLab:
         self.view = LabView(params=None, row=row)
         self.result = None
 
-        options = widgets.HBox([d_k, self.d_k_presets, causal],
-                               layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+        options = widgets.VBox([d_k, self.d_k_presets, causal])
         actions = widgets.HBox([self.row_control, *self.buttons.values()],
                                layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
-        controls_box = widgets.VBox([
-            widgets.HBox(table_boxes, layout=widgets.Layout(flex_flow="row wrap")), options, actions])
+        controls_box = widgets.VBox([widgets.HTML(CSS), *table_boxes, options, actions],
+                                    layout=widgets.Layout(flex="0 0 auto"))
         controls_box.add_class("f11-controls")
-        self.widget = widgets.VBox([widgets.HTML(CSS), controls_box, self.view])
+        # Controls beside the tables when the notebook is wide enough (a projector with the file
+        # browser folded away), the tables under the controls when it is not.
+        self.view.layout = widgets.Layout(flex="1 1 440px", min_width="0")
+        self.widget = widgets.HBox([controls_box, self.view],
+                                   layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
         self.widget.add_class("f11-lab")
 
         for control in self.controls.values():

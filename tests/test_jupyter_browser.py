@@ -1,40 +1,40 @@
 """The kernel lab in a real JupyterLab, driven by headless Chromium as a person would.
 
-Starts ``jupyter lab`` from this venv on 127.0.0.1 (random free port, a token,
-no browser) in a temporary copy of ``book/``, with Jupytext set as the default
-viewer for ``.md`` the way ``binder/postBuild`` does it.  Opens ``lab.md`` as a
-notebook, runs it, moves a slider with the keyboard and checks that the
-heatmap picture and the numbers shown change to the core's values.
+One JupyterLab server from this venv (scripts/jupyterlab_server.py: 127.0.0.1, random
+port, a token, Jupytext as the default viewer for ``.md`` as binder/postBuild sets it)
+on a temporary copy of ``book/``, and one page that opens ``lab.md`` as a notebook and
+runs it; the tests then use the lab as a class would.  The view inside the widget is
+the website's own (render.js, via anywidget), so it must carry the site's markup and
+the core's numbers, follow the sliders, and do issue 8's linking, step-through,
+what-changed and predict/reveal in JupyterLab too.
 """
 
 from __future__ import annotations
 
-import hashlib
+import math
 import os
-import secrets
 import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attention_lab import attention
-from attention_lab.params import default_params, tables_from_params
-from attention_lab.worked import vec
+from attention_lab.lab import dom_class
+from attention_lab.params import PARAM_NAMES, default_params, range_of, tables_from_params
+from attention_lab.plotting import format_value
+from attention_lab.worked import worked_text
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from jupyterlab_server import open_and_run, running_jupyterlab  # noqa: E402
+
 SCREENSHOT = os.environ.get("F11_JUPYTER_SCREENSHOT")  # optional path: keep a 1024x768 picture
+LAB = ".f11-lab [data-attention-lab]"
+TABLES = ("Q", "K", "V", "S", "A", "O")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
@@ -43,127 +43,234 @@ def jupyter_lab(tmp_path_factory):
     home = tmp_path_factory.mktemp("jupyter")
     root = home / "book"
     shutil.copytree(ROOT / "book", root, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
-    env = dict(os.environ)
-    env.update({
-        "JUPYTER_CONFIG_DIR": str(home / "config"),  # nothing from the user's ~/.jupyter
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-        "IPYTHONDIR": str(home / "ipython"),
-    })
-    # What binder/postBuild does: .md opens as a notebook (Jupytext's default-viewer setting).
-    subprocess.run([str(BIN / "jupytext-config"), "set-default-viewer", "markdown", "myst"],
-                   env=env, check=True, capture_output=True)
-    port, token = free_port(), secrets.token_hex(16)
-    log = (home / "server.log").open("w")
-    proc = subprocess.Popen(
-        [str(BIN / "jupyter-lab"), "--no-browser", "--allow-root",  # CI containers often run as root
-         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.expose_app_in_browser=True",  # lets the test run "Run All Cells" as the menu does
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail("jupyter lab did not start:\n" + (home / "server.log").read_text()[-3000:])
-            time.sleep(0.3)
-        yield base, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        with running_jupyterlab(root, home / "home") as server:
+            yield server
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
-def image_digest(page, selector: str) -> str:
-    """SHA-256 of the bytes behind an <img>'s src (ipywidgets uses blob: URLs)."""
-    data = page.evaluate(
-        """async (sel) => {
-            const img = document.querySelector(sel);
-            const buf = await (await fetch(img.src)).arrayBuffer();
-            return Array.from(new Uint8Array(buf));
-        }""", selector)
-    return hashlib.sha256(bytes(data)).hexdigest()
-
-
-def shown_line(page, prefix: str) -> str:
-    return page.evaluate(
-        """(prefix) => [...document.querySelectorAll('.f11-lab .f11-worked div')]
-            .map(d => d.textContent).find(t => t.startsWith(prefix)) || ''""", prefix)
-
-
-@pytest.mark.browser
-def test_lab_md_opens_as_a_notebook_and_the_keyboard_moves_the_heatmaps(jupyter_lab, new_page):
+@pytest.fixture(scope="module")
+def lab_page(jupyter_lab, browser):
+    """lab.md opened by Jupytext as a notebook, run, its lab drawn; one page for the module."""
     base, token = jupyter_lab
-    rec = new_page(width=1024, height=768)
-    page = rec.page
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_default_timeout(60_000)
-    page.goto(f"{base}/lab/tree/lab.md?token={token}")
-    # Opened by Jupytext as a notebook (not the text editor), with its kernel.
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session")
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    open_and_run(page, base, token, "lab.md")
+    page.wait_for_selector(f'{LAB}[data-lab-ready="true"]')
+    page.wait_for_function("(sel) => document.querySelectorAll(sel + ' td[data-matrix][data-value]').length === 24",
+                           arg=LAB)
+    # Fold the file browser away, as a teacher projecting would (Ctrl+B).
+    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
+    page.page_errors = errors
+    yield page
+    context.close()
 
-    heatmap = ".f11-lab img"
-    page.wait_for_selector(heatmap)
-    page.wait_for_function("(sel) => { const i = document.querySelector(sel); return i && i.src && i.naturalWidth > 0; }",
-                           arg=heatmap)
-    page.wait_for_function("() => [...document.querySelectorAll('.f11-lab .f11-worked div')].length > 10")
-    params = default_params()
-    base_shares = vec(attention(**tables_from_params(params)).A[1])
-    assert shown_line(page, "除以总和：") == f"除以总和：{base_shares}"
-    before = image_digest(page, heatmap)
 
-    # Focus the Wq[0,0] slider's handle and press the arrow key, as a person would.
-    handle = page.locator(".f11-param-Wq-0-0 .noUi-handle")
-    handle.focus()
-    page.keyboard.press("ArrowRight")
-    params["Wq[0,0]"] = round(params["Wq[0,0]"] + 0.05, 10)
-    expected = attention(**tables_from_params(params))
+def cell(name, i, j) -> str:
+    return f'{LAB} td[data-matrix="{name}"][data-row="{i}"][data-col="{j}"]'
+
+
+def shown_values(page) -> dict:
+    """{(table, i, j): float} from the cells' data-value (masked: -inf)."""
+    pairs = page.evaluate(
+        "(sel) => [...document.querySelectorAll(sel + ' td[data-matrix]')]"
+        ".map(t => [t.dataset.matrix, +t.dataset.row, +t.dataset.col, t.dataset.value])", LAB)
+    return {(m, i, j): (-math.inf if v == "-Infinity" else float(v)) for m, i, j, v in pairs}
+
+
+def wait_for_core(page, params: dict):
+    """Wait until every cell's data-value is the core's value for ``params``; return the result."""
+    result = attention(**tables_from_params(params))
+    want = [[name, i, j, None if math.isinf(v) else float(v)]
+            for name in TABLES for i in range(2) for j in range(2) for v in [getattr(result, name)[i, j]]]
     page.wait_for_function(
-        "(want) => [...document.querySelectorAll('.f11-lab .f11-worked div')].some(d => d.textContent === want)",
-        arg=f"除以总和：{vec(expected.A[1])}")
-    assert shown_line(page, "“爱”位置的注意力输出") .endswith(vec(expected.O[1]))
-    after = before
-    deadline = time.monotonic() + 20
-    while after == before and time.monotonic() < deadline:
-        page.wait_for_timeout(200)
-        after = image_digest(page, heatmap)
-    assert after != before, "the heatmap picture did not change"
-    readout = page.locator(".f11-param-Wq-0-0 .widget-readout").inner_text()
-    assert float(readout) == pytest.approx(params["Wq[0,0]"])
+        """([sel, want]) => want.every(([m, i, j, v]) => {
+            const td = document.querySelector(`${sel} td[data-matrix="${m}"][data-row="${i}"][data-col="${j}"]`);
+            if (!td) return false;
+            const got = td.dataset.value;
+            return v === null ? got === '-Infinity' : Math.abs(Number(got) - v) <= 1e-9 * Math.max(1, Math.abs(v));
+        })""", arg=[LAB, want])
+    return result
 
-    if SCREENSHOT:  # what a class sees on a 1024x768 projector, file browser folded away
-        page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
-        page.wait_for_timeout(500)
-        page.locator(".f11-lab").scroll_into_view_if_needed()
+
+def reset(page):
+    page.locator(".f11-lab .f11-button-reset").click()
+    return wait_for_core(page, default_params())
+
+
+def press_on_slider(page, name: str, key: str):
+    handle = page.locator(f".f11-lab .{dom_class(name)} .noUi-handle")
+    handle.focus()
+    page.keyboard.press(key)
+
+
+def test_lab_md_shows_the_sites_view_with_the_cores_numbers(lab_page):
+    page = lab_page
+    result = reset(page)
+    values = shown_values(page)
+    assert len(values) == 24
+    for (name, i, j), v in values.items():
+        assert v == pytest.approx(getattr(result, name)[i, j], abs=1e-12), (name, i, j)
+    # The site's markup: the root, its parts, the shown digits as the site formats them.
+    for part in ("[data-lab-worked]", "[data-lab-notes]", "[data-lab-explain]", '[data-lab-action="step"]',
+                 '[data-lab-action="predict"]', '[data-lab-action="reveal"]'):
+        assert page.locator(f"{LAB} {part}").count() == 1, part
+    assert page.locator(f"{cell('O', 1, 0)} .al-v").inner_text() == format_value(result.O[1, 0])
+    lines = page.evaluate("(sel) => [...document.querySelectorAll(sel + ' [data-lab-worked] > p')]"
+                          ".map(p => p.textContent)", LAB)
+    assert lines == worked_text(result, 1).splitlines()
+    assert not page.page_errors
+    if SCREENSHOT:
         page.evaluate("() => document.querySelector('.f11-lab').scrollIntoView()")
         page.wait_for_timeout(300)
         page.screenshot(path=SCREENSHOT)
-        page.evaluate("() => document.querySelector('.f11-lab .f11-worked').scrollIntoView()")
-        page.wait_for_timeout(300)
-        page.screenshot(path=SCREENSHOT.replace(".png", "-2.png"))
 
-    # And back: ArrowLeft returns to the chapter's numbers.
-    handle.focus()
-    page.keyboard.press("ArrowLeft")
-    page.wait_for_function(
-        "(want) => [...document.querySelectorAll('.f11-lab .f11-worked div')].some(d => d.textContent === want)",
-        arg=f"除以总和：{base_shares}")
-    assert "0.6697615493" in shown_line(page, "除以总和：")
-    assert not rec.page_errors
+
+def test_slider_tracks_are_wide_enough_to_drag(lab_page):
+    widths = lab_page.evaluate(
+        """() => [...document.querySelectorAll('.f11-lab [class*="f11-param-"] .slider-container')]
+            .map(n => n.getBoundingClientRect().width)""")
+    assert len(widths) == len(PARAM_NAMES) - 1  # every numeric control, d_k included
+    assert min(widths) >= 120, widths
+
+
+def test_every_power_of_two_d_k_is_one_mouse_click_away(lab_page):
+    page = lab_page
+    reset(page)
+    params = default_params()
+    for value in (64, 1, 8, 2):
+        page.locator(".f11-lab .f11-dk-presets button", has_text=str(value)).first.click()
+        params["d_k"] = float(value)
+        wait_for_core(page, params)
+        assert float(page.locator(".f11-lab .f11-param-d_k .widget-readout").inner_text()) == value
+
+
+def test_random_keyboard_moves_in_jupyterlab_equal_the_core(lab_page):
+    page = lab_page
+    reset(page)
+    params = default_params()
+    rng = np.random.default_rng(8)
+    for _ in range(8):
+        name = PARAM_NAMES[int(rng.integers(len(PARAM_NAMES) - 1))]  # every numeric control
+        key = ["ArrowRight", "ArrowLeft"][int(rng.integers(2))]
+        r = range_of(name)
+        step = r.step if key == "ArrowRight" else -r.step
+        press_on_slider(page, name, key)
+        params[name] = round(r.clamp(params[name] + step), 10)
+        wait_for_core(page, params)
+    page.locator(".f11-lab .f11-param-causal input").click()  # the mask off, by mouse
+    params["causal"] = False
+    result = wait_for_core(page, params)
+    lines = page.evaluate("(sel) => [...document.querySelectorAll(sel + ' [data-lab-worked] > p')]"
+                          ".map(p => p.textContent)", LAB)
+    assert lines == worked_text(result, 1).splitlines()
+    assert not page.page_errors
+
+
+def linked(page) -> set:
+    """Everything carrying data-linked: cells as (table, i, j), controls by name, lines by data-line."""
+    items = page.evaluate(
+        """() => [...document.querySelectorAll('.f11-lab [data-linked]')].map(n =>
+            n.dataset.matrix ? ['cell', n.dataset.matrix, +n.dataset.row, +n.dataset.col]
+            : n.dataset.labSource ? ['source', n.dataset.labSource]
+            : ['line', n.dataset.line || n.tagName])""")
+    return {tuple(x) for x in items}
+
+
+def test_hovering_a_cell_marks_what_it_comes_from_in_jupyterlab(lab_page):
+    page = lab_page
+    result = reset(page)
+    explain = page.locator(f"{LAB} [data-lab-explain]")
+    explain_id = explain.get_attribute("id")
+
+    page.hover(cell("O", 1, 0))
+    got = {x for x in linked(page) if x[0] == "cell"}
+    assert got == {("cell", "A", 1, 0), ("cell", "A", 1, 1), ("cell", "V", 0, 0), ("cell", "V", 1, 0)}
+    assert ("line", "out_cell") in linked(page)
+    text = explain.inner_text()
+    assert format_value(result.O[1, 0]) in text and format_value(result.A[1, 0]) in text
+    assert page.locator(cell("O", 1, 0)).get_attribute("aria-describedby") == explain_id
+
+    page.hover(cell("S", 1, 0))
+    got = {x for x in linked(page) if x[0] == "cell"}
+    assert got == {("cell", "Q", 1, 0), ("cell", "Q", 1, 1), ("cell", "K", 0, 0), ("cell", "K", 0, 1)}
+    assert format_value(result.S[1, 0]) in explain.inner_text()
+
+    page.hover(cell("A", 1, 0))
+    assert {x for x in linked(page) if x[0] == "cell"} == {("cell", "S", 1, 0), ("cell", "S", 1, 1)}
+
+    # Q/K/V cells come from a row of X and a column of W: the ipywidgets sliders next to the view.
+    page.hover(cell("Q", 1, 0))
+    assert {x for x in linked(page) if x[0] == "source"} == {
+        ("source", "X[1,0]"), ("source", "X[1,1]"), ("source", "Wq[0,0]"), ("source", "Wq[1,0]")}
+
+    # The keyboard reaches the same: focus a cell, arrow to its neighbour.
+    page.locator(cell("O", 0, 0)).focus()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.dataset.matrix + document.activeElement.dataset.row") == "O1"
+    assert {x for x in linked(page) if x[0] == "cell"} == {
+        ("cell", "A", 1, 0), ("cell", "A", 1, 1), ("cell", "V", 0, 0), ("cell", "V", 1, 0)}
+
+
+def test_step_through_one_row_in_jupyterlab(lab_page):
+    page = lab_page
+    reset(page)
+    root = page.locator(LAB)
+    step = page.locator(f'{LAB} [data-lab-action="step"]')
+    for stage in (1, 2, 3, 4, 5, 0):
+        step.click()
+        assert root.get_attribute("data-step") == str(stage)
+        pending = {(m, int(i), int(j)) for m, i, j in page.evaluate(
+            "(sel) => [...document.querySelectorAll(sel + ' td[data-pending]')]"
+            ".map(t => [t.dataset.matrix, t.dataset.row, t.dataset.col])", LAB)}
+        want = set()
+        if 0 < stage < 4:
+            want |= {("A", 1, 0), ("A", 1, 1)}
+        if 0 < stage < 5:
+            want |= {("O", 1, 0), ("O", 1, 1)}
+        assert pending == want, stage
+        for m, i, j in pending:
+            assert not any(ch.isdigit() for ch in page.locator(f"{cell(m, i, j)} .al-v").inner_text())
+        current = page.locator(f"{LAB} [data-lab-worked] [data-current]").count()
+        assert current == (1 if stage else 0), stage
+
+
+def test_what_changed_after_only_wv_is_exactly_v_and_o(lab_page):
+    page = lab_page
+    base = reset(page)
+    page.locator(".f11-lab .f11-button-only_wv").click()
+    after = wait_for_core(page, default_params("only_wv"))
+    changed = {(m, int(i), int(j)) for m, i, j in page.evaluate(
+        "(sel) => [...document.querySelectorAll(sel + ' td[data-changed]')]"
+        ".map(t => [t.dataset.matrix, t.dataset.row, t.dataset.col])", LAB)}
+    want = {(m, i, j) for m in TABLES for i in range(2) for j in range(2)
+            if getattr(base, m)[i, j] != getattr(after, m)[i, j]}
+    assert want and {m for m, _, _ in want} <= {"V", "O"}
+    assert changed == want
+    for m, i, j in changed:
+        assert page.locator(f"{cell(m, i, j)} .al-d").inner_text()[:1] in "▲▼"
+
+
+def test_predict_hides_a_and_o_and_reveal_shows_the_cores_values(lab_page):
+    page = lab_page
+    reset(page)
+    page.locator(f'{LAB} [data-lab-action="predict"]').click()
+    hidden = page.evaluate("(sel) => [...document.querySelectorAll(sel + ' td[data-matrix=\"A\"], '"
+                           " + sel + ' td[data-matrix=\"O\"]')].map(t => t.innerText)", LAB)
+    assert len(hidden) == 8 and not any(ch.isdigit() for t in hidden for ch in t)
+    press_on_slider(page, "Wv[0,0]", "ArrowRight")  # the controls keep working meanwhile
+    params = default_params()
+    params["Wv[0,0]"] += range_of("Wv[0,0]").step
+    result = wait_for_core(page, params)
+    assert not any(ch.isdigit() for ch in page.locator(f"{cell('O', 1, 0)} .al-v").inner_text())
+    page.locator(f'{LAB} [data-lab-action="reveal"]').click()
+    for name in ("A", "O"):
+        for i in range(2):
+            for j in range(2):
+                shown = page.locator(f"{cell(name, i, j)} .al-v").inner_text()
+                assert shown == format_value(getattr(result, name)[i, j])
+    assert not page.page_errors

@@ -17,7 +17,22 @@ function renderLab({ model, el }) {
   const container = document.createElement("div");
   container.className = "attention-lab-jupyter";
   el.appendChild(container);
-  const view = render.mountView(container, { strings: config.strings, ranges: config.ranges, core: core });
+  // The controls are ipywidgets next to this view in the lab's box (class f11-lab), not inside it:
+  // tell the view where they are, and name each one as the site's controls are (data-lab-source),
+  // so hovering a Q/K/V cell marks the X row and the W column it comes from.
+  const sourceRoot = () => {
+    const box = el.closest(".f11-lab");
+    if (!box) return null;
+    box.querySelectorAll('[class*="f11-param-"]').forEach((node) => {
+      if (node.hasAttribute("data-lab-source")) return;
+      const cls = Array.from(node.classList).find((c) => c.indexOf("f11-param-") === 0);
+      const m = /^f11-param-(X|Wq|Wk|Wv)-(\d)-(\d)$/.exec(cls);
+      node.setAttribute("data-lab-source", m ? m[1] + "[" + m[2] + "," + m[3] + "]" : cls.slice("f11-param-".length));
+    });
+    return box;
+  };
+  const view = render.mountView(container, {
+    strings: config.strings, ranges: config.ranges, core: core, sourceRoot: sourceRoot });
   const apply = () => {
     const state = model.get("state");
     if (state && state.params) view.update(state);
