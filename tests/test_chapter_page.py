@@ -81,14 +81,13 @@ def test_build_log_has_no_missing_glyphs(build_log):
     assert "Glyph" not in build_log
 
 
-def test_mathjax_is_loaded_from_the_site(built_site):
+def test_formula_is_rendered_as_mathml_in_the_page(built_site):
+    """The chapter's formula arrives as MathML written at build time: no maths script to load."""
     html = page_html(built_site)
-    scripts = re.findall(r'<script[^>]+src="([^"]*mathjax[^"]*)"', html, flags=re.I)
-    assert scripts, "no MathJax script on the chapter page"
-    assert all(s.startswith("../_static/mathjax/") for s in scripts), scripts
-    assert (built_site / "_static" / "mathjax" / "tex-chtml.js").exists()
-    # The formula is there as TeX for MathJax to typeset.
-    assert r"\mathrm{softmax}" in html
+    blocks = re.findall(r'<math alttext="([^"]*)"[^>]*display="block"', html)
+    assert any(r"\mathrm{softmax}" in tex and r"\sqrt{d_k}" in tex for tex in blocks), blocks
+    assert "<merror" not in html, "a formula failed to convert to MathML"
+    assert not re.search(r'<script[^>]+src="[^"]*mathjax', html, flags=re.I)
 
 
 def test_every_figure_image_is_in_the_site(built_site):
@@ -121,3 +120,62 @@ def test_other_chapters_are_named_without_links(built_site):
     for other in ("F05", "F07", "F09", "F14", "F17", "F18", "Q007"):
         assert other in html
     assert not re.search(r'href="[^"]*(?:F0[579]|F1[2-8]|Q007)[^"]*"', html, flags=re.I)
+
+
+def test_readers_see_no_draft_tags_grey_cells_or_corner_quotes(built_site):
+    text = visible_text(page_html(built_site))
+    for leftover in ("[TR]", "本书之外", "灰色", "「", "」", "位置旋转"):
+        assert leftover not in text, f"the chapter still shows {leftover!r}"
+
+
+def test_origins_cite_bahdanau_and_luong_as_well_as_vaswani(built_site):
+    html = page_html(built_site)
+    problem = visible_text(section(html, "f11-problem", "f11-x"))
+    for name in ("Bahdanau", "Luong", "Vaswani", "缩放点积注意力", "多头注意力"):
+        assert name in problem, name
+    text = visible_text(html)
+    for title in ("Neural Machine Translation by Jointly Learning to Align and Translate",
+                  "Effective Approaches to Attention-based Neural Machine Translation",
+                  "The Illustrated Transformer", "动手学深度学习"):
+        assert title in text, title
+
+
+def test_the_real_core_code_is_shown_from_core_py(built_site):
+    from pathlib import Path
+
+    import attention_lab.core as core
+
+    text = visible_text(page_html(built_site))
+    source = Path(core.__file__).read_text("utf-8")
+    for line in ("def softmax(", "def scaled_dot_product_attention(",
+                 "S = Q @ K.T / np.sqrt(d_k) + M", "exps = np.exp(scores - row_max)"):
+        assert line in source and line in text, line
+    assert "Wq.T.T" not in text
+
+
+def test_new_examples_show_their_computed_numbers(built_site):
+    from attention_lab.chapter import chapter_numbers
+
+    numbers = chapter_numbers()
+    pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', page_html(built_site))
+    # The double-projection mistake with nn.MultiheadAttention, the Wq = Wk = I variant,
+    # the boolean-mask warning and a computing self-check: each shown as computed.
+    for key, fmt in (("mha_double_o10", "g"), ("mha_double_o11", "g"), ("eye_a11", ".10f"),
+                     ("bm_sdpa_a10", ".10f"), ("sc_dk8_a10", ".4f"), ("mh_d_model", "")):
+        assert format(numbers[key], fmt) in pasted, key
+
+
+def test_data_flow_figure_and_twelve_self_checks(built_site):
+    html = page_html(built_site)
+    assert 'id="fig-f11-flow"' in html
+    checks = section(html, "f11-selfcheck", "f11-further")
+    assert len(re.findall(r"<details\b", checks)) >= 12
+    assert "先预测" in visible_text(checks) and "揭晓" in visible_text(checks)
+
+
+def test_notation_and_landing_page_state_the_corrected_facts(built_site):
+    notation = visible_text(page_html(built_site, "book/notation.html"))
+    assert "KV 缓存" in notation and "注意力权重" in notation and "注意力分数" in notation
+    assert "share" not in notation
+    index = visible_text(page_html(built_site, "book/index.html"))
+    assert "灰色" not in index and "已遮住" in index
