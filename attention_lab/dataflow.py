@@ -7,7 +7,7 @@ computed here except the shapes that the labels print.
 
 from __future__ import annotations
 
-__all__ = ["ARROWS", "data_flow_shapes", "plot_data_flow"]
+__all__ = ["ARROWS", "DataFlowFigure", "data_flow_shapes", "plot_data_flow"]
 
 #: (from box, to box, shape label) for every arrow of the figure, in reading order.
 ARROWS = (
@@ -42,89 +42,126 @@ def data_flow_shapes(n: int = 2, m: int | None = None, d_model: int = 2, d_k: in
     return out
 
 
+#: name: (x centre, y centre, text), in inches on a portrait figure (reads top to bottom,
+#: so it stays legible on a phone as well as in the desktop text column).
 _BOXES = {
-    # name: (x centre, y centre, text)
-    "X": (0.7, 1.5, "X\n输入"),
-    "Q": (3.4, 2.6, "Q = X·W$_q$"),
-    "K": (3.4, 1.5, "K = X·W$_k$"),
-    "V": (3.4, 0.3, "V = X·W$_v$"),
-    "QK": (5.9, 2.05, "QK$^\\top$\n点积打分"),
-    "scale": (8.0, 2.05, "÷ $\\sqrt{d_k}$\n缩放"),
-    "mask": (10.1, 2.05, "+ M\n掩码"),
-    "softmax": (12.2, 2.05, "softmax\n逐行"),
-    "mix": (13.6, 0.3, "A × V\n加权平均"),
-    "out": (15.9, 0.3, "O\n输出"),
+    "X": (3.3, 8.0, "X  输入"),
+    "Q": (1.05, 6.55, "Q = X·Wq"),
+    "K": (3.3, 6.55, "K = X·Wk"),
+    "V": (5.55, 6.55, "V = X·Wv"),
+    "QK": (2.2, 5.0, "QKᵀ  点积打分"),
+    "scale": (2.2, 3.75, "÷ √d_k  缩放"),
+    "mask": (2.2, 2.5, "+ M  掩码"),
+    "softmax": (2.2, 1.25, "softmax  逐行"),
+    "mix": (5.0, 1.25, "A × V  加权平均"),
+    "out": (5.0, 0.0, "O  输出"),
 }
-_W, _H = 1.4, 0.64
+_W, _H = 1.95, 0.55
+_SIZE = (6.6, 9.0)
 
 
 def _label(text: str) -> str:
-    """Shape label in mathtext: ``d_model`` -> d$_{model}$ etc."""
-    return (text.replace("d_model", "d$_{model}$").replace("d_k", "d$_k$").replace("d_v", "d$_v$"))
+    """Labels are plain text (no mathtext), written as the chapter's code writes names (Wq, d_k),
+    so the SVG keeps them as searchable, selectable text."""
+    return text
+
+
+class DataFlowFigure:
+    """The data-flow figure; Jupyter and myst-nb show it as SVG (sharp at any width, text kept as text)."""
+
+    def __init__(self, figure):
+        self.figure = figure
+
+    def to_svg(self) -> str:
+        import io
+
+        import matplotlib as mpl
+
+        buffer = io.StringIO()
+        with mpl.rc_context({"svg.fonttype": "none"}):
+            self.figure.savefig(buffer, format="svg")
+        return buffer.getvalue()
+
+    def _repr_svg_(self) -> str:
+        return self.to_svg()
 
 
 def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_k: int = 2, d_v: int = 2,
-                   figsize=(13.5, 3.6)):
-    """The figure: boxes for each step, arrows labelled with the table's shape ``[rows, columns]``.
+                   font_size: float = 12.5) -> DataFlowFigure:
+    """The figure: a box per step, each arrow labelled with its table's shape ``[rows, columns]``.
 
-    With ``n`` given (default 2, the chapter's example), a footer states the example's
-    numbers; ``n=None`` leaves the shapes symbolic only.  Returns a matplotlib ``Figure``.
+    With ``n`` given (default 2, the chapter's example), a footer states the example's numbers;
+    ``n=None`` leaves the shapes symbolic.  Returns a :class:`DataFlowFigure` (``.figure`` is the
+    matplotlib Figure, made without pyplot, so a notebook shows it exactly once).
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
     from .fonts import use_cjk_font
 
-    use_cjk_font()
-    fig, ax = plt.subplots(figsize=figsize)
-    ax.set_xlim(-0.1, 16.7)
-    ax.set_ylim(-0.75, 3.05)
+    family = [use_cjk_font(), "DejaVu Sans"]  # DejaVu for glyphs the CJK font lacks (ᵀ)
+    fig = Figure(figsize=_SIZE)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, _SIZE[0])
+    ax.set_ylim(-1.05 if n is not None else -0.55, _SIZE[1] - 0.55)
     ax.axis("off")
     for name, (x, y, text) in _BOXES.items():
         face = "#fde8c8" if name in ("X", "out") else ("#dbe9f6" if name in ("Q", "K", "V") else "#eeeeee")
-        ax.add_patch(FancyBboxPatch((x - _W / 2, y - _H / 2), _W, _H, boxstyle="round,pad=0.04",
-                                    facecolor=face, edgecolor="#333333", linewidth=1.1))
-        ax.text(x, y, text, ha="center", va="center", fontsize=10.5)
+        width = _W * 0.92 if name in ("Q", "K", "V") else _W
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - _H / 2), width, _H, boxstyle="round,pad=0.05",
+                                    facecolor=face, edgecolor="#333333", linewidth=1.2))
+        ax.text(x, y, text, ha="center", va="center", fontsize=font_size + 0.5, fontfamily=family)
 
-    gap = 0.08
+    g = 0.1  # gap between a box and an arrow's end
 
-    def right(name, dy=0.0):
+    def bottom(name, dx=0.0):
         x, y, _ = _BOXES[name]
-        return (x + _W / 2 + gap, y + dy)
+        return (x + dx, y - _H / 2 - g)
 
-    def left(name, dy=0.0):
+    def top(name, dx=0.0):
         x, y, _ = _BOXES[name]
-        return (x - _W / 2 - gap, y + dy)
+        return (x + dx, y + _H / 2 + g)
 
+    def side(name, right=True):
+        x, y, _ = _BOXES[name]
+        return (x + (_W / 2 + g) * (1 if right else -1), y)
+
+    ends = {
+        ("X", "Q"): (bottom("X", -0.5), top("Q", 0.3)),
+        ("X", "K"): (bottom("X"), top("K")),
+        ("X", "V"): (bottom("X", 0.5), top("V", -0.3)),
+        ("Q", "QK"): (bottom("Q"), top("QK", -0.45)),
+        ("K", "QK"): (bottom("K"), top("QK", 0.45)),
+        ("QK", "scale"): (bottom("QK"), top("scale")),
+        ("scale", "mask"): (bottom("scale"), top("mask")),
+        ("mask", "softmax"): (bottom("mask"), top("softmax")),
+        ("softmax", "mix"): (side("softmax"), side("mix", right=False)),
+        ("V", "mix"): (bottom("V"), top("mix", 0.55)),
+        ("mix", "out"): (bottom("mix"), top("out")),
+    }
+    # Where each label sits: (fraction along the arrow, x offset, y offset, alignment).
+    place = {
+        ("X", "Q"): (0.5, -0.12, 0.05, "right"), ("X", "K"): (0.45, 0.08, 0.0, "left"),
+        ("X", "V"): (0.8, 0.15, 0.05, "left"),
+        ("Q", "QK"): (0.5, -0.12, 0.0, "right"), ("K", "QK"): (0.5, 0.12, 0.0, "left"),
+        ("softmax", "mix"): (0.5, 0.0, 0.2, "center"), ("V", "mix"): (0.55, 0.12, 0.0, "left"),
+    }
     for a, b, label in ARROWS:
-        if a == "X":
-            dy = {"Q": 0.2, "K": 0.0, "V": -0.2}[b]
-            start, end = right("X", dy), left(b)
-            t, off = 0.55, (0.0, 0.16 if b != "V" else -0.16)
-        elif b == "QK":
-            start, end = right(a), left("QK", 0.12 if a == "Q" else -0.12)
-            t, off = 0.5, (0.0, 0.18 if a == "Q" else -0.18)
-        elif (a, b) == ("softmax", "mix"):
-            x, y, _ = _BOXES["softmax"]
-            start, end = (x, y - _H / 2 - gap), (_BOXES["mix"][0] - 0.2, _BOXES["mix"][1] + _H / 2 + gap)
-            t, off = 0.5, (0.55, 0.0)
-        elif (a, b) == ("V", "mix"):
-            start, end = right("V"), left("mix")
-            t, off = 0.5, (0.0, 0.16)
-        else:
-            start, end = right(a), left(b)
-            t, off = 0.5, (0.0, 0.2)
-        ax.annotate("", xy=end, xytext=start,
-                    arrowprops=dict(arrowstyle="-|>", color="#333333", lw=1.2, shrinkA=0, shrinkB=0))
-        lx = start[0] + t * (end[0] - start[0]) + off[0]
-        ly = start[1] + t * (end[1] - start[1]) + off[1]
-        ax.text(lx, ly, _label(label), ha="center", va="center", fontsize=9, color="#1f4e79",
-                bbox=dict(boxstyle="round,pad=0.1", facecolor="white", edgecolor="none", alpha=0.9))
+        start, end = ends[(a, b)]
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14, color="#333333",
+                                     linewidth=1.3, shrinkA=0, shrinkB=0))
+        t, dx, dy, align = place.get((a, b), (0.5, 0.12, 0.0, "left"))
+        x = start[0] + t * (end[0] - start[0]) + dx
+        y = start[1] + t * (end[1] - start[1]) + dy
+        ax.text(x, y, _label(label), ha=align, va="center", fontsize=font_size, color="#1f4e79",
+                fontfamily=family)
     if n is not None:
         m_ = n if m is None else m
-        ax.text(8.2, -0.6,
-                f"形状写作 [行数, 列数]。本章的例子：n = {n}，m = {m_}，"
-                f"d$_{{model}}$ = {d_model}，d$_k$ = {d_k}，d$_v$ = {d_v}（自注意力里 m = n）",
-                ha="center", va="center", fontsize=9.5, color="#444444")
-    fig.tight_layout()
-    return fig
+        ax.text(_SIZE[0] / 2, -0.62, "形状写作 [行数, 列数]；自注意力里 m = n。", ha="center", va="center",
+                fontsize=font_size - 1, color="#444444", fontfamily=family)
+        ax.text(_SIZE[0] / 2, -0.95,
+                f"本章的例子：n = m = {n}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}"
+                if m_ == n else
+                f"例子：n = {n}，m = {m_}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}",
+                ha="center", va="center", fontsize=font_size - 1, color="#444444", fontfamily=family)
+    return DataFlowFigure(fig)
