@@ -5,9 +5,11 @@ and a row index, returns lines.  No widgets, no plotting.  The kernel lab
 (``lab.py``) shows these lines; the static JavaScript twin reproduces them
 character for character, so the rules below are a contract.  Keep them stable.
 
-Output of :func:`worked_steps`: a list of ``{"kind": ..., "text": ...}`` dicts,
+Output of :func:`worked_steps`: a list of ``{"kind": ..., "key": ..., "text": ...}`` dicts,
 ``kind`` one of ``"head"`` (a step's title), ``"line"`` (arithmetic) or
-``"note"`` (a plain-language remark, e.g. about a masked position).
+``"note"`` (a plain-language remark, e.g. about a masked position); ``key`` the
+template's name (``"dot"``, ``"scaled"`` ...); lines about one key position or one
+output column also carry ``"j"`` or ``"c"`` (an int).
 :func:`worked_text` joins the texts with ``"\\n"``.
 
 Every text comes from a template in ``strings_zh.json`` under ``"worked"``;
@@ -216,7 +218,11 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
     lines: list[dict] = []
 
     def add(kind: str, key: str, **values) -> None:
-        lines.append({"kind": kind, "text": _fill(t[key], **{**common, **values})})
+        line = {"kind": kind, "key": key, "text": _fill(t[key], **{**common, **values})}
+        for name in ("j", "c"):
+            if name in values:
+                line[name] = int(values[name])
+        lines.append(line)
 
     add("line", "receiver", tok=tok(i), q=vec(q), eq_q=_eq(q))
     for j in range(m):

@@ -225,3 +225,12 @@ def test_approx_is_written_only_where_equals_would_be_false():
                     expr, value = re.match(r".* = (.+?) ≈ (\S+)$", line).groups()
                     c = int(re.match(r"输出第(\d+)格", line).group(1))
                     assert _shown_arithmetic(expr) != _shown(value) or not exact(result.O[row, c]), line
+
+
+def test_each_step_names_its_template_and_the_position_or_column_it_is_about():
+    steps = worked_steps(attention(**baseline()), 0)
+    assert all(s["key"] in templates() for s in steps)
+    dots = [s for s in steps if s["key"] in ("dot", "dot_masked")]
+    assert [s["j"] for s in dots] == [0, 1] and dots[1]["kind"] == "note"
+    assert [s["c"] for s in steps if s["key"] == "out_cell"] == [0, 1]
+    assert "j" not in next(s for s in steps if s["key"] == "scaled")

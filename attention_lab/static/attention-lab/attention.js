@@ -532,7 +532,10 @@
       var all = {};
       Object.keys(common).forEach(function (k) { all[k] = common[k]; });
       Object.keys(values || {}).forEach(function (k) { all[k] = values[k]; });
-      lines.push({ kind: kind, text: fill(t[key], all) });
+      var line = { kind: kind, key: key, text: fill(t[key], all) };
+      if (values && values.j !== undefined) line.j = values.j;
+      if (values && values.c !== undefined) line.c = values.c;
+      lines.push(line);
     }
     var j, range = [];
     for (j = 0; j < m; j++) range.push(j);
