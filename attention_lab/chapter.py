@@ -29,6 +29,9 @@ __all__ = [
     "pytorch_facts",
     "sdpa_like_torch",
     "self_check_cases",
+    "LAB_WQ",
+    "kv_cache_example",
+    "lab_experiments",
     "softmax_steps",
 ]
 
@@ -328,3 +331,43 @@ def chapter_numbers() -> dict:
     out["sc_nomask_o00"], out["sc_nomask_o01"] = float(nm.O[0, 0]), float(nm.O[0, 1])
     out["sc_dk8_s10"], out["sc_dk8_a10"], out["sc_dk8_a11"] = float(d8.S[1, 0]), float(d8.A[1, 0]), float(d8.A[1, 1])
     return out
+
+
+# ------------------------------------------------------------------------- the lab page's experiments
+
+#: book/lab.md's experiment 3: Wq pushed to saturation (6 × the baseline Wq), and a
+#: counter-example with entries just as large where q₁ = 0, so nothing saturates.
+LAB_WQ = {
+    "wq6": tuple(tuple(6.0 * v for v in row) for row in BASELINE["Wq"]),
+    "wq0": ((3.0, 3.0), (3.0, 3.0)),
+}
+
+
+def lab_experiments() -> dict[str, AttentionResult]:
+    """Every configuration book/lab.md's experiments quote (name -> result; baseline unless said).
+
+    ``base``; ``dk1`` / ``dk64``: d_k at the ends of the lab's slider; ``nomask``: causal off;
+    ``wq6`` / ``wq0``: :data:`LAB_WQ`; ``only_wq``: contrast 2.
+    """
+    from .params import RANGES
+
+    t = baseline()
+    return {
+        "base": attention(**t),
+        "dk1": attention(**t, d_k=RANGES["d_k"].min),
+        "dk64": attention(**t, d_k=RANGES["d_k"].max),
+        "nomask": attention(**t, causal=False),
+        "wq6": attention(**{**t, "Wq": np.array(LAB_WQ["wq6"])}),
+        "wq0": attention(**{**t, "Wq": np.array(LAB_WQ["wq0"])}),
+        "only_wq": attention(**baseline("only_wq")),
+    }
+
+
+def kv_cache_example() -> AttentionResult:
+    """Generation with a KV cache: the newest position alone (n = 1) reads the cached keys.
+
+    Its one output row equals the last row of the full causal computation, so a query
+    table of one row against m cached keys is the same attention (here m = 2).
+    """
+    full = attention(**baseline())
+    return scaled_dot_product_attention(full.Q[-1:], full.K, full.V)

@@ -696,7 +696,8 @@ QUOTED = {"F09 scores": (2.0, 1.0, 0.0)}
 
 def build_claims() -> list[Claim]:
     """The prose's numeric claims, each tied to a value computed by attention_lab."""
-    from attention_lab.chapter import MATMUL_EXAMPLE, cross_attention_example, identity_qk_example, self_check_cases
+    from attention_lab.chapter import (LAB_WQ, MATMUL_EXAMPLE, cross_attention_example, identity_qk_example,
+                                       kv_cache_example, lab_experiments, multihead_example, self_check_cases)
     from attention_lab.params import RANGES
 
     t = baseline()
@@ -707,6 +708,12 @@ def build_claims() -> list[Claim]:
     ri = identity_qk_example()
     sc = self_check_cases()
     unscaled = attention(**t, d_k=1)
+    lab = lab_experiments()
+    mh = multihead_example()
+    kv = kv_cache_example()
+    wq_factor = float(np.mean(np.asarray(LAB_WQ["wq6"]) / t["Wq"]))
+    diff_factor = float((lab["wq6"].raw_scores[1, 0] - lab["wq6"].raw_scores[1, 1])
+                        / (r.raw_scores[1, 0] - r.raw_scores[1, 1]))
     one = float(r.A.sum(axis=1).max())  # each row of A sums to 1
     saturated = softmax(np.array([[1e3, 0.0]]))[0]  # softmax far apart: [1, 0]
     V = r.V
@@ -802,10 +809,24 @@ def build_claims() -> list[Claim]:
         c("d_model", r"(\d+)-dimensional", [t["X"].shape[1]], where="index.md"),
         # --- lab.md: the lab's ranges (attention_lab.params.RANGES)
         c("d_k's slider range", r"d_k 从 (\d+) 拖到 (\d+)", [RANGES["d_k"].min, RANGES["d_k"].max], where="lab.md"),
-        c("d_k = 1 is no scaling", r"d_k=(\d+) 相当于不缩放", [unscaled.d_k], where="lab.md"),
+        c("d_k = 1 is no scaling", r"d_k\s*=\s*(\d+) 相当于不缩放", [lab["dk1"].d_k], where="lab.md"),
+        c("d_k at the slider's end", r"d_k\s*=\s*(\d+) 时是", [lab["dk64"].d_k], where="lab.md"),
+        c("experiment 3's sliders", r"依次拖到 ([-−]?\d+(?:\.\d+)?)、([-−]?\d+(?:\.\d+)?)、([-−]?\d+(?:\.\d+)?)、"
+          r"([-−]?\d+(?:\.\d+)?)", np.ravel(LAB_WQ["wq6"]).tolist(), where="lab.md"),
+        c("the baseline Wq", r"基准 Wq = (\[\[.*?\]\])", [t["Wq"]], where="lab.md"),
+        c("experiment 3's counter-example Wq", r"反例 Wq = (\[\[.*?\]\])", [LAB_WQ["wq0"]], where="lab.md"),
+        c("experiment 3's Wq", r"(?<!基准 )(?<!反例 )Wq = (\[\[.*?\]\])", [LAB_WQ["wq6"]], where="lab.md"),
+        c("experiment 3's factor", r"基准 Wq 的 (\d+(?:\.\d+)?) 倍", [wq_factor], where="lab.md"),
+        c("experiment 3's factor", r"Wq 放大 (\d+(?:\.\d+)?) 倍", [wq_factor], where="lab.md"),
+        c("the score difference grows by the same factor", r"之差也放大 (\d+(?:\.\d+)?) 倍", [diff_factor],
+          where="lab.md"),
+        c("experiment 3's entries", r"往 ±(\d+(?:\.\d+)?)", np.abs(LAB_WQ["wq6"]), member=True, where="lab.md"),
+        c("the counter-example's q₁", r"q₁ 成了 (\[[^\]]*\])", [lab["wq0"].Q[1]], where="lab.md"),
+        c("W_o's shape in the multi-head example", r"多头例子里是 \[(\d+), (\d+)\]", list(mh["Wo"].shape),
+          where="notation.md"),
+        c("a KV cache: one new query", r"一个查询，于是 n\s*=\s*(\d+)", [kv.Q.shape[0]], where="notation.md"),
         c("Q's width", r"实际宽度始终是 (\d+)", [r.Q.shape[1]], where="lab.md"),
         c("row 0's shares", r"不再是 (\[[^\]]*\])", [r.A[0]], where="lab.md"),
-        c("Wq's slider range", r"往 ±(\d+(?:\.\d+)?) 推", [RANGES["Wq"].max], where="lab.md"),
     ]
     claims += name_claims(r, t["X"], scope_out=("Q10", "Q11", "Q12"))
     claims += name_claims(sc["x1_20"], self_check_tables()["x1_20"]["X"], where=("Q10",))
@@ -818,6 +839,16 @@ def self_check_tables() -> dict:
     """The input tables of the self-check cases (for claims about what the reader types)."""
     t = baseline()
     return {"x1_20": {**t, "X": np.array([t["X"][0], [2.0, 0.0]])}}
+
+
+def self_check_labels() -> dict:
+    """Primed names of the computing self-checks (hand blocks): question 10 changes x₁ to [2, 0]."""
+    from attention_lab.chapter import self_check_cases
+
+    x = self_check_cases()["x1_20"]
+    labels = {"x₁′": self_check_tables()["x1_20"]["X"][1], "q₁′": x.Q[1], "k₁′": x.K[1], "v₁′": x.V[1],
+              "q₁′·k₀": x.raw_scores[1, 0], "q₁′·k₁′": x.raw_scores[1, 1], "o₁′": x.O[1]}
+    return {name: np.asarray(value, dtype=float) for name, value in labels.items()}
 
 
 def _notation_shape(sym: str, t, r):
@@ -859,6 +890,7 @@ def verify(chapter: Path, book: Path | None = None) -> Report:
     tables = baseline()
     r = cases["基准"]
     labels = _labels(r, tables, softmax_steps(r.S[ROW]))
+    labels.update(self_check_labels())
     report = Report()
 
     for kind, _info, body in blocks(lines, start):

@@ -138,7 +138,11 @@ def test_real_book_prose_is_checked_and_passes():
         # A reference to a self-check question that does not exist.
         ("f11-attention.md", r"(?<=课后自检第 )11(?= 题)", "19", "no self-check question 19"),
         # A shape in notation.md's table.
-        ("notation.md", r"(?<=\| `\[n, m\]` \| `\[2,)2(?=\]` \|)", "3", "shape in notation"),
+        ("notation.md", r"(?<=\| `\[n, m\]` \| `\[2, )2(?=\]` \|)", "3", "shape in notation"),
+        # The KV-cache exception in notation.md (one new query).
+        ("notation.md", r"(?<=于是 \$n=)1(?=\$)", "2", "KV cache"),
+        # A parameter table of lab.md's experiment 3.
+        ("lab.md", r"(?<=反例 Wq = \[\[3, 3\], \[3, )3", "2", "counter-example Wq"),
         # A slider range in lab.md.
         ("lab.md", r"(?<=从 1 拖到 )64", "100", "slider range"),
     ],
