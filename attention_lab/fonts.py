@@ -5,10 +5,21 @@ with a "Glyph ... missing" warning.  :func:`use_cjk_font` picks the first
 installed font from :data:`CJK_FONT_CANDIDATES` and makes it matplotlib's
 sans-serif font; if none is installed it raises :class:`MissingCJKFontError`
 with instructions, so a build stops instead of shipping boxes.
+
+A reader's notebook outside the book (Colab, a plain Jupyter) may have no Chinese
+font at all.  There the chapter's set-up cell calls :func:`allow_missing_cjk_font`:
+figures are then drawn with matplotlib's default font (boxes for Chinese labels) after
+one clear warning saying how to install a font, instead of stopping.  The lab itself
+needs no font (it is HTML).
+
+``python -m attention_lab.fonts`` prints the font found, or the instructions (exit 1);
+``scripts/_setup.sh`` asks it, so the set-up checks fonts exactly as the figures do.
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
 from functools import lru_cache
 
 #: Tried in order: Debian/Ubuntu (fonts-noto-cjk), macOS, Windows, others.
@@ -37,8 +48,31 @@ INSTALL_HINT = (
 )
 
 
+FALLBACK_NOTE = (
+    "Figures use matplotlib's default font, so their Chinese labels show as boxes; "
+    "the numbers are right.  图中的中文会显示为方框（数字不受影响）。"
+)
+
+
 class MissingCJKFontError(RuntimeError):
     """No font with Chinese glyphs is installed."""
+
+
+class MissingCJKFontWarning(UserWarning):
+    """No Chinese font, and figures were allowed to fall back to the default font."""
+
+
+_allow_missing = False
+
+
+def allow_missing_cjk_font(allow: bool = True) -> None:
+    """Let figures fall back to the default font (with one warning) when no CJK font exists.
+
+    For notebooks outside the book build.  The build keeps the default (stop with
+    :class:`MissingCJKFontError`), so the website never ships boxes.
+    """
+    global _allow_missing
+    _allow_missing = bool(allow)
 
 
 @lru_cache(maxsize=1)
@@ -53,11 +87,21 @@ def find_cjk_font() -> str:
     raise MissingCJKFontError(INSTALL_HINT.format(tried=", ".join(CJK_FONT_CANDIDATES)))
 
 
-def use_cjk_font() -> str:
-    """Make the CJK font matplotlib's default sans-serif font; return its name."""
+def use_cjk_font() -> str | None:
+    """Make the CJK font matplotlib's default sans-serif font; return its name.
+
+    Without a CJK font: raise :class:`MissingCJKFontError`, or, after
+    :func:`allow_missing_cjk_font`, warn once (:class:`MissingCJKFontWarning`) and return None.
+    """
     import matplotlib as mpl
 
-    name = find_cjk_font()
+    try:
+        name = find_cjk_font()
+    except MissingCJKFontError as exc:
+        if not _allow_missing:
+            raise
+        _warn_once(f"{exc}\n{FALLBACK_NOTE}")
+        return None
     families = list(mpl.rcParams["font.sans-serif"])
     if not families or families[0] != name:
         mpl.rcParams["font.sans-serif"] = [name] + [f for f in families if f != name]
@@ -65,3 +109,44 @@ def use_cjk_font() -> str:
     # The CJK font's minus sign is fine, but keep matplotlib's Unicode minus consistent.
     mpl.rcParams["axes.unicode_minus"] = True
     return name
+
+
+@lru_cache(maxsize=1)
+def _warn_once(message: str) -> None:
+    warnings.warn(message, MissingCJKFontWarning, stacklevel=3)
+
+
+def clear_font_cache() -> None:
+    """Forget matplotlib's list of installed fonts (a font installed later becomes visible)."""
+    import glob
+    import os
+
+    import matplotlib as mpl
+
+    loaded = "matplotlib.font_manager" in sys.modules
+    for path in glob.glob(os.path.join(mpl.get_cachedir(), "fontlist-*.json")):
+        os.remove(path)
+    if loaded:  # already read in this process: rescan now (importing it later rescans itself)
+        from matplotlib import font_manager
+
+        font_manager.fontManager = font_manager._load_fontmanager(try_read_cache=False)
+        font_manager.findfont = font_manager.fontManager.findfont
+        font_manager.get_font_names = font_manager.fontManager.get_font_names
+    find_cjk_font.cache_clear()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m attention_lab.fonts [--rescan]``: print the CJK font, or how to install one."""
+    argv = sys.argv[1:] if argv is None else argv
+    if "--rescan" in argv:
+        clear_font_cache()
+    try:
+        print(find_cjk_font())
+    except MissingCJKFontError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

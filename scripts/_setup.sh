@@ -1,58 +1,175 @@
 # shellcheck shell=bash
 # Shared set-up for scripts/build.sh and scripts/test.sh: sourced, not run.
-# Installs what the book needs on a fresh Debian/Ubuntu machine (Python 3.11+),
-# or says exactly what to install when it cannot.
+# Installs what the book needs on a fresh Debian/Ubuntu machine (Python 3.11+), or stops
+# at the first thing it cannot do and says what is missing and why.  After every install
+# it checks again, so a problem shows where it happens, not later.  A second run only
+# checks (a few seconds): nothing is reinstalled unless a lock file changed.
+#
+# Settings (environment): VENV (default .venv), PYTHON (default python3),
+# F11_TORCH=auto|skip|install (test.sh's PyTorch cross-check; see ensure_torch).
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${VENV:-$ROOT/.venv}
 PY=${PYTHON:-python3}
 
 say() { printf '[setup] %s\n' "$*" >&2; }
+# Print the last lines of a command's output, indented, as the cause of a failure.
+cause() { printf '%s\n' "$1" | tail -n "${2:-6}" | sed 's/^/    /' >&2; }
 
-# Run apt-get as root, or through sudo; return 1 if neither is possible.
+# _apt ARGS: apt-get as root, or through password-less sudo; exit 100 if neither is possible.
 _apt() {
   if [ "$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get "$@"
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo DEBIAN_FRONTEND=noninteractive apt-get "$@"
-  else return 1; fi
+  else return 100; fi
 }
 
 _apt_updated=
-# ensure_apt PACKAGE CHECK_COMMAND: install PACKAGE with apt unless CHECK_COMMAND succeeds.
+# ensure_apt "PACKAGES" CHECK_COMMAND: unless CHECK_COMMAND succeeds, install PACKAGES with
+# apt-get (with their recommends), then run CHECK_COMMAND again; stop if it still fails.
 ensure_apt() {
-  local pkg=$1 check=$2
+  local pkgs=$1 check=$2 out rc
   eval "$check" >/dev/null 2>&1 && return 0
   if ! command -v apt-get >/dev/null; then
-    say "missing: $pkg. Install it with your system's package manager, then run this again."; return 1
-  fi
-  say "installing $pkg (apt-get)"
-  if [ -z "$_apt_updated" ]; then _apt update -qq || { say "cannot run apt-get (not root, no sudo). Run: sudo apt-get install -y $pkg"; return 1; }; _apt_updated=1; fi
-  _apt install -y -qq "$pkg" >/dev/null || { say "apt-get install $pkg failed. Run: sudo apt-get install -y $pkg"; return 1; }
-}
-
-# The figures' Chinese labels need a CJK font (see attention_lab/fonts.py).
-ensure_cjk_font() {
-  if ! ensure_apt fonts-noto-cjk "fc-list :lang=zh | grep -q ."; then
-    say "No Chinese font found. Install one: sudo apt-get install -y fonts-noto-cjk"
-    say "(macOS and Windows already have PingFang SC / Microsoft YaHei.)"
+    say "missing: $pkgs (check: $check). This system has no apt-get: install it with your system's package manager, then run this again."
     return 1
   fi
-  # A font installed after matplotlib first ran is invisible until its cache is rebuilt.
-  rm -rf "${MPLCONFIGDIR:-$HOME/.cache/matplotlib}"/fontlist-*.json 2>/dev/null || true
+  if [ "$(id -u)" != 0 ] && ! { command -v sudo >/dev/null && sudo -n true 2>/dev/null; }; then
+    say "missing: $pkgs. Installing it needs root (not root, and no password-less sudo). Run: sudo apt-get install -y $pkgs"
+    return 1
+  fi
+  say "installing $pkgs (apt-get)"
+  if [ -z "$_apt_updated" ]; then
+    rc=0; out=$(_apt update -qq 2>&1) || rc=$?
+    if [ "$rc" != 0 ]; then say "apt-get update failed (exit $rc):"; cause "$out"; return 1; fi
+    _apt_updated=1
+  fi
+  # shellcheck disable=SC2086  # several packages may be given
+  rc=0; out=$(_apt install -y -qq $pkgs 2>&1) || rc=$?
+  if [ "$rc" != 0 ]; then say "apt-get install $pkgs failed (exit $rc):"; cause "$out"; return 1; fi
+  if ! out=$(eval "$check" 2>&1); then
+    say "installed $pkgs, but the check still fails ($check):"; cause "$out"; return 1
+  fi
 }
 
-# ensure_venv REQUIREMENTS_FILE: a virtual environment with those packages.
+# A venv is usable when its python runs and has pip (a venv made without ensurepip has none).
+_venv_ok() { "$VENV/bin/python" -m pip --version >/dev/null 2>&1; }
+
+# _make_venv: (re)create $VENV with pip; on Debian/Ubuntu install pythonX.Y-venv if needed.
+_make_venv() {
+  local out ver
+  if out=$("$PY" -m venv --clear "$VENV" 2>&1) && _venv_ok; then return 0; fi
+  ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  say "$PY cannot make a virtual environment with pip:"; cause "${out:-($VENV/bin/python -m pip does not run)}" 3
+  # Debian and Ubuntu ship venv's pip bootstrap (ensurepip) separately.
+  ensure_apt "python3-venv python$ver-venv" "'$PY' -m venv --clear '$VENV' && '$VENV/bin/python' -m pip --version" || {
+    say "could not make $VENV. If $PY is not your system's Python, install its venv/ensurepip support, or set PYTHON=/path/to/python3.11+."
+    return 1; }
+}
+
+# _fingerprint FILE...: sha256 of the files' contents (the lock and pyproject.toml).
+_fingerprint() { "$PY" -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(f, "rb").read() for f in sys.argv[1:])).hexdigest())' "$@"; }
+
+# ensure_venv LOCK_FILE: a virtual environment $VENV holding exactly that lock's packages.
 ensure_venv() {
-  local req=$1
-  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { say "Python 3.11 or newer is needed ($PY is $("$PY" --version 2>&1))."; return 1; }
-  if [ ! -x "$VENV/bin/python" ]; then
-    "$PY" -m venv "$VENV" 2>/dev/null || { ensure_apt python3-venv true && "$PY" -m venv "$VENV"; } || return 1
+  local req=$1 stamp want out
+  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || {
+    say "Python 3.11 or newer is needed ($PY is $("$PY" --version 2>&1)). Set PYTHON=/path/to/python3.11 or newer."; return 1; }
+  if [ ! -e "$VENV" ]; then
+    say "making a virtual environment in $VENV"; _make_venv || return 1
+  elif ! _venv_ok; then
+    say "$VENV is half-made (no working python, or no pip): rebuilding it"; _make_venv || return 1
   fi
-  local stamp="$VENV/.installed-$(basename "$req")"
-  # Reinstall only when a requirements file changed since the last install.
-  if [ ! -f "$stamp" ] || [ -n "$(find "$ROOT" -maxdepth 2 \( -name 'requirements*.txt' -o -name 'constraints.txt' -o -name pyproject.toml \) -newer "$stamp" -not -path "$VENV/*" 2>/dev/null)" ]; then
-    say "installing Python packages from $req into $VENV"
-    "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' >&2 || true
-    (cd "$ROOT" && "$VENV/bin/python" -m pip install -q -r "$req" 2>&1 | grep -v '^WARNING: Location' >&2; exit "${PIPESTATUS[0]}") || return 1
-    touch "$stamp"
+  stamp="$VENV/.installed-$(basename "$req")"
+  want=$(cd "$ROOT" && _fingerprint "$req" pyproject.toml)
+  # Reinstall only when the lock or pyproject.toml changed since the last install.
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  say "installing Python packages from $req into $VENV"
+  out=$("$VENV/bin/python" -m pip install -q --upgrade pip 2>&1) || { say "upgrading pip failed (continuing with the venv's pip):"; cause "$out" 3; }
+  out=$(cd "$ROOT" && "$VENV/bin/python" -m pip install -q -r "$req" 2>&1) || {
+    say "pip install -r $req failed:"; cause "$out" 15; return 1; }
+  echo "$want" >"$stamp"
+}
+
+# The figures' Chinese labels need a CJK font.  Asked of matplotlib through
+# attention_lab/fonts.py (the code the figures use), not fc-list: on macOS and Windows
+# there may be no fontconfig at all.  Needs the venv (matplotlib).
+ensure_cjk_font() {
+  local py="$VENV/bin/python" out
+  "$py" -m attention_lab.fonts >/dev/null 2>&1 && return 0
+  # A font installed after matplotlib first ran is invisible until its font list is rebuilt.
+  "$py" -m attention_lab.fonts --rescan >/dev/null 2>&1 && return 0
+  if ! command -v apt-get >/dev/null; then
+    out=$("$py" -m attention_lab.fonts 2>&1); say "no Chinese font for matplotlib:"; cause "$out" 12; return 1
   fi
+  ensure_apt fonts-noto-cjk "'$py' -m attention_lab.fonts --rescan"
+}
+
+# Chromium for the browser tests, found by scripts/find_chromium.py (as tests/conftest.py
+# finds it); exported as CHROMIUM.
+ensure_chromium() {
+  ensure_apt chromium "'$VENV/bin/python' '$ROOT/scripts/find_chromium.py'" || return 1
+  CHROMIUM=$("$VENV/bin/python" "$ROOT/scripts/find_chromium.py") && export CHROMIUM
+}
+
+# ensure_torch: the optional PyTorch cross-check (requirements-torch.txt).  PyPI's torch for
+# Linux is a CUDA build of several GB; on macOS and Windows it is a CPU build.  pip is asked
+# (a dry run, metadata only) what it would install: torch is installed only when that is a
+# CPU build (no nvidia-*/cuda-*/triton packages); otherwise the cross-check is skipped and
+# the reason is exported as F11_TORCH_SKIPPED, which the tests show as their skip reason.
+# F11_TORCH=skip never installs it; F11_TORCH=install installs whatever pip picks.
+ensure_torch() {
+  local lock=requirements-torch.txt stamp="$VENV/.torch-decision" want report out reason
+  unset F11_TORCH_SKIPPED
+  if [ "${F11_TORCH:-auto}" = skip ]; then
+    export F11_TORCH_SKIPPED="F11_TORCH=skip was set"; say "PyTorch cross-check skipped: $F11_TORCH_SKIPPED"; return 0
+  fi
+  # The decision depends on the lock and on where pip looks (PIP_* settings, e.g. a local wheel folder).
+  want="$(cd "$ROOT" && _fingerprint "$lock") $(env | grep '^PIP_' | sort | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')"
+  if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
+    reason=$(tail -n +2 "$stamp")
+  else
+    report=$(mktemp)
+    if out=$(cd "$ROOT" && "$VENV/bin/python" -m pip install --dry-run -q --report "$report" -r "$lock" 2>&1); then
+      reason=$("$VENV/bin/python" - "$report" <<'PY'
+import json, re, sys
+items = json.load(open(sys.argv[1]))["install"]
+names = {i["metadata"]["name"].lower(): i["metadata"]["version"] for i in items}
+cuda = sorted(n for n in names if re.match(r"(nvidia-|cuda-|triton$)", n))
+if cuda:
+    print(f"pip would take torch {names.get('torch', '?')} with {len(cuda)} CUDA packages "
+          f"({', '.join(cuda[:2])}, ...): PyPI's torch for this platform is a CUDA build of several GB "
+          "(set F11_TORCH=install to install it anyway)")
+PY
+) || reason="could not read pip's dry-run report"
+    else
+      reason="pip cannot install $lock here: $(printf '%s' "$out" | tail -n 1)"
+    fi
+    rm -f "$report"
+    printf '%s\n%s\n' "$want" "$reason" >"$stamp"
+  fi
+  if [ -n "$reason" ] && [ "${F11_TORCH:-auto}" != install ]; then
+    export F11_TORCH_SKIPPED="$reason"; say "PyTorch cross-check skipped: $reason"; return 0
+  fi
+  want=$(cd "$ROOT" && _fingerprint "$lock")
+  if "$VENV/bin/python" -c 'import torch' >/dev/null 2>&1 && [ -f "$VENV/.installed-torch" ] && [ "$(cat "$VENV/.installed-torch")" = "$want" ]; then
+    return 0
+  fi
+  say "installing PyTorch (CPU build) from $lock for the cross-check"
+  out=$(cd "$ROOT" && "$VENV/bin/python" -m pip install -q -r "$lock" 2>&1) || { say "pip install -r $lock failed:"; cause "$out" 10; return 1; }
+  out=$("$VENV/bin/python" -c 'import torch; print(torch.__version__)' 2>&1) || { say "torch installed but does not import:"; cause "$out"; return 1; }
+  echo "$want" >"$VENV/.installed-torch"
+}
+
+# axe-core (accessibility checks in the browser tests) from the npm registry, at the version
+# package-lock.json pins, into the project's node_modules/ (gitignored); exported as F11_AXE_JS.
+ensure_axe() {
+  local js="$ROOT/node_modules/axe-core/axe.min.js" want out
+  ensure_apt "nodejs npm" "command -v node && command -v npm" || return 1
+  want=$(cd "$ROOT" && "$VENV/bin/python" -c 'import json; print(json.load(open("package-lock.json"))["packages"]["node_modules/axe-core"]["version"])')
+  if [ ! -f "$js" ] || [ "$(cd "$ROOT" && node -p 'require("./node_modules/axe-core/package.json").version' 2>/dev/null)" != "$want" ]; then
+    say "installing axe-core $want (npm ci) into $ROOT/node_modules"
+    out=$(cd "$ROOT" && npm ci --no-audit --no-fund 2>&1) || { say "npm ci failed:"; cause "$out" 8; return 1; }
+    [ -f "$js" ] || { say "npm ci ran, but $js is missing"; return 1; }
+  fi
+  export F11_AXE_JS="$js"
 }

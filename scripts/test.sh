@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Run the whole test suite: installs what it needs (the CJK font, Chromium for the
-# browser tests, Node.js for the JavaScript twin, the Python packages), then pytest.
-# Usage: bash scripts/test.sh [pytest args]
+# Run the whole test suite: installs what it needs (the Python packages of
+# requirements-test.txt, a CJK font, Chromium for the browser tests, Node.js for the
+# JavaScript twin, axe-core for the accessibility tests, and PyTorch for the cross-check
+# where a CPU build of it is available), then pytest.
+# Usage: bash scripts/test.sh [pytest args]      (VENV=/path to use another venv)
 set -euo pipefail
 source "$(dirname "$0")/_setup.sh"
 cd "$ROOT"
-ensure_cjk_font
-ensure_apt chromium "command -v chromium"
-ensure_apt nodejs "command -v node"
 ensure_venv requirements-test.txt
+ensure_cjk_font
+ensure_chromium
+ensure_axe   # also Node.js and npm
+ensure_torch
 exec "$VENV/bin/python" -m pytest "$@"

@@ -3,8 +3,8 @@
 * ``built_site``: builds the book once per test session with warnings as errors
   (or uses ``$F11_SITE_DIR`` when set to an already built ``_build/html``).
 * ``site_url``: that site served on 127.0.0.1 by a real HTTP server.
-* ``browser``: Debian's ``/usr/bin/chromium`` driven by Playwright (never a
-  downloaded browser); use ``new_page`` to get a page that records every request
+* ``browser``: Debian's Chromium (found by ``scripts/find_chromium.py``, as
+  ``scripts/test.sh`` finds it) driven by Playwright (never a downloaded browser); use ``new_page`` to get a page that records every request
   and console error.
 """
 
@@ -22,7 +22,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+sys.path.insert(0, str(ROOT / "scripts"))
+from find_chromium import find_chromium, missing_message  # noqa: E402  (one finder for scripts and tests)
+
+#: The Chromium the browser tests drive: $CHROMIUM, else chromium on PATH, else /usr/bin/chromium.
+CHROMIUM = find_chromium()
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -75,8 +79,8 @@ def site_url(built_site) -> str:
 
 @pytest.fixture(scope="session")
 def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: run scripts/test.sh, which installs Debian's chromium")
+    if CHROMIUM is None:
+        pytest.fail(missing_message())
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
