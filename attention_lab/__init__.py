@@ -8,6 +8,7 @@ from .core import (
     BASELINE,
     CONTRASTS,
     TOKENS,
+    AttentionInputError,
     AttentionResult,
     attention,
     baseline,
@@ -17,6 +18,7 @@ from .core import (
 )
 
 __all__ = [
+    "AttentionInputError",
     "AttentionLab",
     "AttentionResult",
     "BASELINE",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "AttentionInputError",
     "AttentionResult",
     "BASELINE",
     "CONTRASTS",
@@ -103,19 +104,76 @@ class AttentionResult:
         return self.Q @ self.K.T
 
 
+class AttentionInputError(ValueError):
+    """Input the computation refuses, with a clear message.
+
+    ``kind`` names the reason, the same word the JavaScript twin
+    (``attention.js``) puts on its errors, so both refuse the same input the same way:
+    ``"type"`` (not a number: text, None, True/False, objects), ``"complex"``,
+    ``"nonfinite"`` (NaN or inf given), ``"shape"``, ``"d_k"``, ``"causal"``
+    (not True/False), ``"mask"``, ``"all_masked"`` (a row may read nothing),
+    ``"overflow"`` (finite inputs whose products exceed the largest float).
+    """
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _describe(value) -> str:
+    text = repr(value)
+    return f"{text[:40]}{'…' if len(text) > 40 else ''} ({type(value).__name__})"
+
+
 def as_matrix(value, name: str) -> np.ndarray:
-    """Convert ``value`` to a finite 2-D float array or raise ``ValueError``."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a table of numbers: {exc}") from None
-    if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (rows, columns); got shape {array.shape}")
-    if array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name} must not be empty; got shape {array.shape}")
+    """Convert ``value`` to a finite 2-D float array or raise :class:`AttentionInputError`.
+
+    Accepts nested lists/tuples of real numbers and real numeric arrays.  Refuses text
+    (even ``"1"``), ``None``, booleans, complex numbers (their imaginary part would be
+    lost), ragged rows, NaN and inf.
+    """
+    # Lists are read entry by entry (numpy would turn True into 1 and "1" into 1.0).
+    raw = np.asarray(value) if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    if raw.dtype.kind == "O":
+        raw = _object_table(raw, name)
+    kind = raw.dtype.kind
+    if kind == "c":
+        raise AttentionInputError(
+            "complex", f"{name} must hold real numbers; got complex values (the imaginary part would be lost)")
+    if kind == "b":
+        raise AttentionInputError("type", f"{name} must hold numbers, not True/False")
+    if kind not in "iuf":
+        raise AttentionInputError("type", f"{name} must be a table of numbers; got {_kind_name(raw)}")
+    if raw.ndim != 2:
+        raise AttentionInputError("shape", f"{name} must be 2-D (rows, columns); got shape {raw.shape}")
+    if raw.shape[0] == 0 or raw.shape[1] == 0:
+        raise AttentionInputError("shape", f"{name} must not be empty; got shape {raw.shape}")
+    array = raw.astype(float)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must hold finite numbers (no NaN or inf)")
+        raise AttentionInputError("nonfinite", f"{name} must hold finite numbers (no NaN or inf)")
     return array
+
+
+def _kind_name(array: np.ndarray) -> str:
+    if array.dtype.kind in "US":
+        return f"text such as {str(array.flat[0])!r}" if array.size else "text"
+    return f"{array.dtype.name} values"
+
+
+def _object_table(raw: np.ndarray, name: str) -> np.ndarray:
+    """A table of Python objects: every entry must be a real number (not bool, not text)."""
+    if raw.ndim == 1 and raw.size and all(isinstance(r, (list, tuple, np.ndarray)) for r in raw):
+        raise AttentionInputError("shape", f"{name} must be rectangular: its rows have different lengths "
+                                  f"{[len(r) for r in raw]}")
+    for index, item in np.ndenumerate(raw):
+        where = f"{name}[{', '.join(map(str, index))}]"
+        if isinstance(item, (bool, np.bool_)):
+            raise AttentionInputError("type", f"{name} must hold numbers, not True/False: {where} is {item!r}")
+        if isinstance(item, (complex, np.complexfloating)):
+            raise AttentionInputError("complex", f"{name} must hold real numbers; {where} is complex {item!r}")
+        if not isinstance(item, (int, float, np.integer, np.floating)):
+            raise AttentionInputError("type", f"{name} must be a table of numbers; {where} is {_describe(item)}")
+    return raw.astype(float)
 
 
 def causal_mask(n: int, m: int | None = None) -> np.ndarray:
@@ -137,30 +195,97 @@ def softmax(scores, axis: int = -1) -> np.ndarray:
     no overflow.  ``-inf`` entries get exactly 0.  A row whose entries are all
     ``-inf`` (nothing may be read) raises ``ValueError`` instead of giving NaN.
     """
-    scores = np.asarray(scores, dtype=float)
-    if np.isnan(scores).any():
-        raise ValueError("softmax received NaN scores")
-    if np.isposinf(scores).any():
-        raise ValueError("softmax received +inf scores")
+    scores = _check_scores(scores)
     row_max = np.max(scores, axis=axis, keepdims=True)
     if np.isneginf(row_max).any():
-        raise ValueError(
-            "softmax: a row has every position masked (-inf), so there is nothing to read"
+        raise AttentionInputError(
+            "all_masked", "softmax: a row has every position masked (-inf), so there is nothing to read"
         )
     exps = np.exp(scores - row_max)
     return exps / np.sum(exps, axis=axis, keepdims=True)
 
 
+def _check_scores(scores) -> np.ndarray:
+    """Scores as a float array: real numbers or -inf (masked); no NaN, no +inf."""
+    array = np.asarray(scores)
+    if array.dtype.kind == "c":
+        raise AttentionInputError("complex", "softmax: scores must be real numbers; got complex values")
+    if array.dtype.kind not in "iuf":
+        raise AttentionInputError("type", f"softmax: scores must be numbers; got {_kind_name(array)}")
+    array = array.astype(float)
+    if np.isnan(array).any():
+        raise AttentionInputError("nonfinite", "softmax received NaN scores")
+    if np.isposinf(array).any():
+        raise AttentionInputError("overflow", "scores overflow (分数溢出): softmax received +inf scores")
+    return array
+
+
 def _check_d_k(d_k, width: int) -> float:
     if d_k is None:
         return float(width)
-    try:
-        d_k = float(d_k)
-    except (TypeError, ValueError):
-        raise ValueError(f"d_k must be a positive number; got {d_k!r}") from None
+    if isinstance(d_k, (bool, np.bool_)) or not isinstance(d_k, (int, float, np.integer, np.floating)):
+        raise AttentionInputError("d_k", f"d_k must be a positive number; got {_describe(d_k)}")
+    d_k = float(d_k)
     if not np.isfinite(d_k) or d_k <= 0:
-        raise ValueError(f"d_k must be a positive number; got {d_k!r}")
+        raise AttentionInputError("d_k", f"d_k must be a positive number; got {d_k!r}")
     return d_k
+
+
+def _check_causal(causal) -> bool:
+    if not isinstance(causal, (bool, np.bool_)):
+        raise AttentionInputError(
+            "causal", f"causal must be True or False; got {_describe(causal)}")
+    return bool(causal)
+
+
+def _check_mask(mask, n: int, m: int, Q, K) -> np.ndarray:
+    """A user's additive mask: numbers, 0 where a query may read a key, -inf where not.
+
+    Boolean masks are refused: PyTorch reads them two opposite ways
+    (``F.scaled_dot_product_attention``: True = may attend;
+    ``nn.MultiheadAttention``: True = masked), so a guess would be wrong half the time.
+    Convert one explicitly, e.g. ``np.where(allowed, 0.0, -np.inf)``.
+    """
+    user = np.asarray(mask)
+    if user.dtype.kind == "b":
+        raise AttentionInputError(
+            "mask", "mask is boolean; PyTorch reads True as 'may attend' in scaled_dot_product_attention "
+            "but as 'masked' in nn.MultiheadAttention, so give an additive mask instead: "
+            "np.where(allowed, 0.0, -np.inf)")
+    if user.dtype.kind == "O":
+        try:
+            user = _object_table(user, "mask") if user.ndim == 2 else user.astype(float)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, AttentionInputError):
+                raise AttentionInputError("mask", str(exc)) from None
+            raise AttentionInputError("mask", f"mask must be a table of numbers: {exc}") from None
+    if user.dtype.kind not in "iuf":
+        raise AttentionInputError("mask", f"mask must be a table of numbers (0 or -inf); got {_kind_name(user)}")
+    if user.shape != (n, m):
+        raise AttentionInputError(
+            "shape", f"mask must have shape ({n}, {m}) for Q {Q.shape} and K {K.shape}; got {user.shape}")
+    user = user.astype(float)
+    if np.isnan(user).any() or np.isposinf(user).any():
+        raise AttentionInputError("mask", "mask may hold only finite numbers or -inf")
+    return user
+
+
+def _check_overflow(table: np.ndarray, what: str, left: np.ndarray, right: np.ndarray,
+                    allowed: np.ndarray | None = None, scale: float = 1.0) -> None:
+    """Raise "overflow" if ``table`` (= left @ right / scale) left the floats where it should not.
+
+    The message names the size the values would have had: about 10**e, where e is the
+    largest log10 |left[i, c] * right[c, j]| / scale (computed in logs, so it never overflows).
+    """
+    bad = ~np.isfinite(table) if allowed is None else (~np.isfinite(table) & allowed)
+    if not bad.any():
+        return
+    with np.errstate(divide="ignore"):
+        logs = np.log10(np.abs(left))[:, :, None] + np.log10(np.abs(right))[None, :, :]
+    exponent = float(np.max(logs)) - float(np.log10(scale))
+    size = f"about 1e+{int(np.floor(exponent))}" if np.isfinite(exponent) and exponent >= 300 else "beyond ±1.8e+308"
+    raise AttentionInputError(
+        "overflow", f"{what} would reach {size}, beyond the largest float 1.8e+308; use smaller inputs")
 
 
 def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = False) -> AttentionResult:
@@ -177,26 +302,23 @@ def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = Fa
     n, width = Q.shape
     m = K.shape[0]
     if K.shape[1] != width:
-        raise ValueError(
-            f"Q and K must have the same width to take dot products: "
+        raise AttentionInputError(
+            "shape", f"Q and K must have the same width to take dot products: "
             f"Q is {Q.shape}, K is {K.shape}"
         )
     if V.shape[0] != m:
-        raise ValueError(
-            f"K and V must have one row per readable position: K is {K.shape}, V is {V.shape}"
+        raise AttentionInputError(
+            "shape", f"K and V must have one row per readable position: K is {K.shape}, V is {V.shape}"
         )
     d_k = _check_d_k(d_k, width)
     M = np.zeros((n, m))
     if mask is not None:
-        user = np.asarray(mask, dtype=float)
-        if user.shape != (n, m):
-            raise ValueError(f"mask must have shape ({n}, {m}) for Q {Q.shape} and K {K.shape}; got {user.shape}")
-        if np.isnan(user).any() or np.isposinf(user).any():
-            raise ValueError("mask may hold only finite numbers or -inf")
-        M = M + user
-    if causal:
+        M = M + _check_mask(mask, n, m, Q, K)
+    if _check_causal(causal):
         M = M + causal_mask(n, m)
-    S = Q @ K.T / np.sqrt(d_k) + M
+    with np.errstate(over="ignore", invalid="ignore"):
+        S = Q @ K.T / np.sqrt(d_k) + M
+    _check_overflow(S, "scores overflow (分数溢出): S = Q·Kᵀ/√d_k", Q, K.T, np.isfinite(M), np.sqrt(d_k))
     A = softmax(S, axis=-1)
     O = A @ V
     return AttentionResult(Q=Q, K=K, V=V, M=M, S=S, A=A, O=O, d_k=d_k)
@@ -220,11 +342,15 @@ def attention(X, Wq, Wk, Wv, d_k=None, causal: bool = True) -> AttentionResult:
     d_model = X.shape[1]
     for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
         if W.shape[0] != d_model:
-            raise ValueError(
-                f"{name} must have one row per feature of X: X is {X.shape}, {name} is {W.shape}"
+            raise AttentionInputError(
+                "shape", f"{name} must have one row per feature of X: X is {X.shape}, {name} is {W.shape}"
             )
     if Wq.shape[1] != Wk.shape[1]:
-        raise ValueError(
-            f"Wq and Wk must give Query and Key the same width: Wq is {Wq.shape}, Wk is {Wk.shape}"
+        raise AttentionInputError(
+            "shape", f"Wq and Wk must give Query and Key the same width: Wq is {Wq.shape}, Wk is {Wk.shape}"
         )
-    return scaled_dot_product_attention(X @ Wq, X @ Wk, X @ Wv, d_k=d_k, causal=causal)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    for name, W, table in (("Q", Wq, Q), ("K", Wk, K), ("V", Wv, V)):
+        _check_overflow(table, f"{name} overflows (溢出): {name} = X·W{name.lower()}", X, W)
+    return scaled_dot_product_attention(Q, K, V, d_k=d_k, causal=_check_causal(causal))

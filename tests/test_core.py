@@ -4,12 +4,15 @@ Expected values below are the draft's printed numbers (10 decimals) or exact
 integers from its hand computation; the checks allow 1e-10, the draft's rounding.
 """
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attention_lab import (
+    AttentionInputError,
     attention,
     baseline,
     causal_mask,
@@ -200,3 +203,100 @@ def test_general_form_names_shapes_on_mismatch():
         scaled_dot_product_attention(np.ones((2, 2)), np.ones((4, 2)), np.ones((3, 5)))
     with pytest.raises(ValueError, match=r"mask must have shape \(2, 4\)"):
         scaled_dot_product_attention(np.ones((2, 2)), np.ones((4, 2)), np.ones((4, 5)), mask=np.zeros((2, 2)))
+
+
+# --- refusals: the same kind as the JavaScript twin -----------------------------
+
+BAD_INPUTS = json.loads((Path(__file__).parent / "js" / "bad_inputs.json").read_text(encoding="utf-8"))
+SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _decode(value):
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"$"}:
+            return SPECIAL[value["$"]]
+        return {k: _decode(v) for k, v in value.items()}
+    return value
+
+
+def _run(case):
+    """The Python call that tests/js/refusals.test.cjs makes in JavaScript."""
+    args = _decode(case["args"])
+    base = {name: table.tolist() for name, table in baseline().items()}
+    if case["call"] == "params":
+        # Flat lab params over the baseline, values taken as they are (as attentionFromParams).
+        params = {f"{t}[{i},{j}]": base[t][i][j] for t in ("X", "Wq", "Wk", "Wv") for i in range(2) for j in range(2)}
+        params.update({"d_k": 2, "causal": True}, **args)
+        tables = {t: [[params[f"{t}[{i},{j}]"] for j in range(2)] for i in range(2)]
+                  for t in ("X", "Wq", "Wk", "Wv")}
+        return attention(**tables, d_k=params["d_k"], causal=params["causal"])
+    if case["call"] == "attention":
+        return attention(**{**base, **args})
+    if case["call"] == "sdpa":
+        eye = [[1.0, 0.0], [0.0, 1.0]]
+        return scaled_dot_product_attention(args.pop("Q", eye), args.pop("K", eye), args.pop("V", eye), **args)
+    if case["call"] == "softmax":
+        return softmax(args["scores"])
+    raise AssertionError(f"unknown call {case['call']}")
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS["cases"], ids=[c["label"] for c in BAD_INPUTS["cases"]])
+def test_bad_input_gets_the_same_refusal_as_the_javascript_twin(case):
+    if case["kind"] is None:
+        result = _run(case)
+        shares = result if isinstance(result, np.ndarray) else result.A
+        assert np.all(np.isfinite(shares))
+        return
+    with pytest.raises(AttentionInputError) as info:
+        _run(case)
+    assert info.value.kind == case["kind"], str(info.value)
+    assert case.get("message", "") in str(info.value)
+
+
+@pytest.mark.parametrize("value", [[[1 + 2j, 1], [1, -1]], np.array([[1, 1], [1, -1]], dtype=complex)])
+def test_complex_input_is_refused_instead_of_dropping_the_imaginary_part(value):
+    with pytest.raises(AttentionInputError, match="real numbers") as info:
+        attention(**{**baseline(), "X": value})
+    assert info.value.kind == "complex"
+
+
+@pytest.mark.parametrize("value, kind", [
+    (np.array([[True, False], [True, True]]), "type"),
+    (np.array([["1", "1"], ["1", "-1"]]), "type"),
+    ([[1, 1], [1, None]], "type"),
+    ([[1, 1], [1, "-1"]], "type"),
+])
+def test_numpy_arrays_and_lists_of_non_numbers_are_refused(value, kind):
+    with pytest.raises(AttentionInputError) as info:
+        attention(**{**baseline(), "X": value})
+    assert info.value.kind == kind
+
+
+def test_numpy_numbers_and_bools_are_accepted_where_they_mean_numbers_and_flags():
+    tables = {k: v.astype(np.float32) for k, v in baseline().items()}
+    tables["X"] = baseline()["X"].astype(np.int64)
+    r = attention(**tables, d_k=np.int64(2), causal=np.bool_(True))
+    np.testing.assert_allclose(r.O, attention(**baseline()).O, atol=1e-6)
+
+
+def test_a_boolean_numpy_mask_is_refused_with_how_to_convert_it():
+    allowed = np.tril(np.ones((2, 2), dtype=bool))
+    with pytest.raises(AttentionInputError, match=r"np\.where\(allowed, 0\.0, -np\.inf\)") as info:
+        scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), mask=allowed)
+    assert info.value.kind == "mask"
+    converted = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), mask=np.where(allowed, 0.0, -np.inf))
+    np.testing.assert_array_equal(converted.A, scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), causal=True).A)
+
+
+def test_overflowing_scores_are_reported_as_overflow_not_as_masked_or_nan():
+    # Row 1 of S would be -1e400 for both keys: a float gives -inf, which used to read as "masked".
+    Q, K = np.array([[1.0, 0.0], [-1e200, 0.0]]), np.array([[1e200, 0.0], [1e200, 0.0]])
+    with pytest.raises(AttentionInputError, match=r"分数溢出.*about 1e\+399") as info:
+        scaled_dot_product_attention(Q, K, np.eye(2))
+    assert info.value.kind == "overflow" and "masked" not in str(info.value)
+
+
+def test_refusals_are_value_errors_so_existing_callers_still_catch_them():
+    assert issubclass(AttentionInputError, ValueError)

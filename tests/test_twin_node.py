@@ -1,6 +1,6 @@
 """The static twin (attention_lab/static/attention-lab/) without a browser.
 
-* Its JavaScript tests (``node --test tests/js/``) run from pytest, against test
+* Its JavaScript tests (``node --test tests/js/*.test.cjs``) run from pytest, against test
   vectors generated now by ``scripts/make_vectors.py`` from the Python core, so
   the suite has one runner and the vectors can never go stale.
 * Its weight: JS + CSS at most 60 KB.
@@ -38,7 +38,10 @@ def test_javascript_twin_passes_its_node_tests(vectors_file):
     node = shutil.which("node")
     if node is None:
         pytest.fail("node not found: run scripts/test.sh, which installs Node.js")
-    proc = subprocess.run([node, "--test", "tests/js/"], cwd=ROOT, capture_output=True, text=True,
+    # Files, not the folder: `node --test tests/js/` fails on newer Node (MODULE_NOT_FOUND).
+    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "tests" / "js").glob("*.test.cjs"))
+    # TAP explicitly: newer Node prints its "spec" report by default, without "# pass N".
+    proc = subprocess.run([node, "--test", "--test-reporter=tap", *files], cwd=ROOT, capture_output=True, text=True,
                           env={"ATTENTION_VECTORS": str(vectors_file), "PATH": "/usr/bin:/bin"}, timeout=300)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"node --test failed:\n{report[-8000:]}"

@@ -2,7 +2,7 @@
 //
 // Vectors come from scripts/make_vectors.py: the file named by $ATTENTION_VECTORS
 // (tests/test_twin_node.py generates it fresh), or, when run alone with
-// `node --test tests/js/`, generated here by calling Python.
+// `node --test tests/js/*.test.cjs`, generated here by calling Python.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -100,7 +100,7 @@ test("causalMask lets position i read 0..i", () => {
 });
 
 test("shape and value errors are explained", () => {
-  assert.throws(() => core.attention([[1, 1]], [[1], [1], [1]], [[1], [1]], [[1], [1]]), /do not fit/);
+  assert.throws(() => core.attention([[1, 1]], [[1], [1], [1]], [[1], [1]], [[1], [1]]), /X is \(1, 2\), Wq is \(3, 1\)/);
   assert.throws(() => core.attention([[1, NaN]], [[1], [1]], [[1], [1]], [[1], [1]]), /finite/);
   assert.throws(() => core.attention([[1, 1]], [[1], [1]], [[1], [1]], [[1], [1]], 0), /d_k must be a positive/);
 });

@@ -24,23 +24,72 @@
 
   // ---------------------------------------------------------------- tables
 
-  /** Check `value` is a non-empty rectangular table of finite numbers; returns it. */
+  // ---------------------------------------------------------------- refusing bad input
+  // As attention_lab.core.AttentionInputError: every refusal carries `kind`, the same word
+  // Python uses for the same input: "type", "nonfinite", "shape", "d_k", "causal", "mask",
+  // "all_masked", "overflow" (Python also has "complex", which JavaScript cannot receive).
+
+  function inputError(kind, message) {
+    var error = new Error(message);
+    error.name = "AttentionInputError";
+    error.kind = kind;
+    return error;
+  }
+
+  /** A value for a message: JSON-like text and its type, e.g. "\"0x10\" (string)". */
+  function describe(value) {
+    var text;
+    try { text = JSON.stringify(value); } catch (e) { text = undefined; }
+    if (text === undefined) text = String(value);
+    if (text.length > 40) text = text.slice(0, 40) + "…";
+    var type = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+    return text + " (" + type + ")";
+  }
+
+  /** Check `value` is a non-empty rectangular table of finite numbers; returns it.
+   *  Only real numbers count: no strings (even "1"), null, true/false, arrays in cells. */
   function asMatrix(value, name) {
     if (!Array.isArray(value) || value.length === 0 || !Array.isArray(value[0]) || value[0].length === 0) {
-      throw new Error(name + " must be a non-empty table (array of rows)");
+      throw inputError("shape", name + " must be a non-empty table (array of rows); got " + describe(value));
     }
     var width = value[0].length;
     for (var i = 0; i < value.length; i++) {
       if (!Array.isArray(value[i]) || value[i].length !== width) {
-        throw new Error(name + " must be rectangular; row " + i + " has a different width");
+        throw inputError("shape", name + " must be rectangular; row " + i + " has a different width");
       }
       for (var j = 0; j < width; j++) {
-        if (typeof value[i][j] !== "number" || !isFinite(value[i][j])) {
-          throw new Error(name + " must hold finite numbers (no NaN or inf)");
+        var v = value[i][j];
+        if (typeof v === "boolean") {
+          throw inputError("type", name + " must hold numbers, not True/False: " + name + "[" + i + ", " + j + "] is " + v);
         }
+        if (typeof v !== "number") {
+          throw inputError("type", name + " must be a table of numbers; " + name + "[" + i + ", " + j + "] is " + describe(v));
+        }
+        if (!isFinite(v)) throw inputError("nonfinite", name + " must hold finite numbers (no NaN or inf)");
       }
     }
     return value;
+  }
+
+  function shape(a) { return "(" + a.length + ", " + a[0].length + ")"; }
+
+  /** Throw "overflow" where `table` (= left @ right / scale) is not finite but should be;
+   *  the message names the size, about 10**e with e the largest log10 |left[i][c] right[c][j]| / scale. */
+  function checkOverflow(table, what, left, right, allowed, scale) {
+    var bad = false;
+    table.forEach(function (row, i) {
+      row.forEach(function (v, j) { if (!isFinite(v) && (!allowed || allowed[i][j])) bad = true; });
+    });
+    if (!bad) return;
+    var e = -Infinity;
+    left.forEach(function (row) {
+      row.forEach(function (a, c) {
+        right[c].forEach(function (b) { e = Math.max(e, Math.log10(Math.abs(a)) + Math.log10(Math.abs(b))); });
+      });
+    });
+    e -= Math.log10(scale || 1);
+    var size = isFinite(e) && e >= 300 ? "about 1e+" + Math.floor(e) : "beyond ±1.8e+308";
+    throw inputError("overflow", what + " would reach " + size + ", beyond the largest float 1.8e+308; use smaller inputs");
   }
 
   /** (n, k) @ (k, m) -> (n, m). */
@@ -92,12 +141,13 @@
       var max = -Infinity;
       for (var j = 0; j < row.length; j++) {
         var v = row[j];
-        if (v !== v) throw new Error("softmax received NaN scores");
-        if (v === Infinity) throw new Error("softmax received +inf scores");
+        if (typeof v !== "number") throw inputError("type", "softmax: scores must be numbers; got " + describe(v));
+        if (v !== v) throw inputError("nonfinite", "softmax received NaN scores");
+        if (v === Infinity) throw inputError("overflow", "scores overflow (分数溢出): softmax received +inf scores");
         if (v > max) max = v;
       }
       if (max === -Infinity) {
-        throw new Error("softmax: a row has every position masked (-inf), so there is nothing to read");
+        throw inputError("all_masked", "softmax: a row has every position masked (-inf), so there is nothing to read");
       }
       var exps = row.map(function (v) { return Math.exp(v - max); });
       var sum = 0;
@@ -108,9 +158,42 @@
 
   function checkDK(dK, width) {
     if (dK === undefined || dK === null) return width;
-    dK = Number(dK);
-    if (!isFinite(dK) || dK <= 0) throw new Error("d_k must be a positive number; got " + dK);
+    if (typeof dK !== "number") throw inputError("d_k", "d_k must be a positive number; got " + describe(dK));
+    if (!isFinite(dK) || dK <= 0) throw inputError("d_k", "d_k must be a positive number; got " + pyG(dK));
     return dK;
+  }
+
+  function checkCausal(causal) {
+    if (typeof causal !== "boolean") throw inputError("causal", "causal must be True or False; got " + describe(causal));
+    return causal;
+  }
+
+  /** A user's additive mask (n, m): numbers, 0 = may read, -Infinity = may not.  Boolean masks are
+   *  refused, as in Python: PyTorch reads True as "may attend" (SDPA) and as "masked" (MultiheadAttention). */
+  function checkMask(mask, n, m, Q, K) {
+    if (!Array.isArray(mask) || !mask.every(Array.isArray)) {
+      throw inputError("mask", "mask must be a table of numbers (0 or -inf); got " + describe(mask));
+    }
+    for (var i = 0; i < mask.length; i++) {
+      for (var j = 0; j < mask[i].length; j++) {
+        var v = mask[i][j];
+        if (typeof v === "boolean") {
+          throw inputError("mask", "mask is boolean; PyTorch reads True as 'may attend' in scaled_dot_product_attention " +
+            "but as 'masked' in nn.MultiheadAttention, so give an additive mask instead: np.where(allowed, 0.0, -np.inf)");
+        }
+        if (typeof v !== "number") throw inputError("mask", "mask must be a table of numbers (0 or -inf); got " + describe(v));
+      }
+    }
+    if (mask.length !== n || mask.some(function (row) { return row.length !== m; })) {
+      throw inputError("shape", "mask must have shape (" + n + ", " + m + ") for Q " + shape(Q) + " and K " + shape(K) +
+        "; got (" + mask.length + ", " + (mask[0] ? mask[0].length : 0) + ")");
+    }
+    mask.forEach(function (row) {
+      row.forEach(function (v) {
+        if (v !== v || v === Infinity) throw inputError("mask", "mask may hold only finite numbers or -inf");
+      });
+    });
+    return mask;
   }
 
   /** General single head on projected tables: Q (n, d_k), K (m, d_k), V (m, d_v).
@@ -119,22 +202,28 @@
     options = options || {};
     asMatrix(Q, "Q"); asMatrix(K, "K"); asMatrix(V, "V");
     var n = Q.length, width = Q[0].length, m = K.length;
-    if (K[0].length !== width) throw new Error("Q and K must have the same width to take dot products");
-    if (V.length !== m) throw new Error("K and V must have one row per readable position");
+    if (K[0].length !== width) {
+      throw inputError("shape", "Q and K must have the same width to take dot products: Q is " + shape(Q) + ", K is " + shape(K));
+    }
+    if (V.length !== m) {
+      throw inputError("shape", "K and V must have one row per readable position: K is " + shape(K) + ", V is " + shape(V));
+    }
     var dK = checkDK(options.d_k, width);
     var M = [];
     for (var i = 0; i < n; i++) M.push(new Array(m).fill(0));
-    if (options.mask) {
-      if (options.mask.length !== n || options.mask[0].length !== m) throw new Error("mask must have shape (" + n + ", " + m + ")");
-      M = M.map(function (row, i) { return row.map(function (v, j) { return v + options.mask[i][j]; }); });
+    if (options.mask !== undefined && options.mask !== null) {
+      var user = checkMask(options.mask, n, m, Q, K);
+      M = M.map(function (row, i) { return row.map(function (v, j) { return v + user[i][j]; }); });
     }
-    if (options.causal) {
+    if (checkCausal(options.causal === undefined ? false : options.causal)) {
       var C = causalMask(n, m);
       M = M.map(function (row, i) { return row.map(function (v, j) { return v + C[i][j]; }); });
     }
     var raw = matmul(Q, transpose(K));
     var root = Math.sqrt(dK);
     var S = raw.map(function (row, i) { return row.map(function (v, j) { return v / root + M[i][j]; }); });
+    var allowed = M.map(function (row) { return row.map(isFinite); });
+    checkOverflow(S, "scores overflow (分数溢出): S = Q·Kᵀ/√d_k", Q, transpose(K), allowed, root);
     var A = softmax(S);
     var O = matmul(A, V);
     return { Q: Q, K: K, V: V, M: M, S: S, A: A, O: O, d_k: dK, scale: root, raw_scores: raw };
@@ -143,24 +232,43 @@
   /** Self-attention of one head: X (n, d_model), Wq/Wk (d_model, d_k), Wv (d_model, d_v). */
   function attention(X, Wq, Wk, Wv, dK, causal) {
     asMatrix(X, "X"); asMatrix(Wq, "Wq"); asMatrix(Wk, "Wk"); asMatrix(Wv, "Wv");
-    return scaledDotProductAttention(matmul(X, Wq), matmul(X, Wk), matmul(X, Wv),
-      { d_k: dK, causal: causal === undefined ? true : !!causal });
+    var W = { Wq: Wq, Wk: Wk, Wv: Wv };
+    ["Wq", "Wk", "Wv"].forEach(function (name) {
+      if (W[name].length !== X[0].length) {
+        throw inputError("shape", name + " must have one row per feature of X: X is " + shape(X) + ", " + name + " is " + shape(W[name]));
+      }
+    });
+    if (Wq[0].length !== Wk[0].length) {
+      throw inputError("shape", "Wq and Wk must give Query and Key the same width: Wq is " + shape(Wq) + ", Wk is " + shape(Wk));
+    }
+    causal = checkCausal(causal === undefined ? true : causal);
+    var P = {};
+    ["Q", "K", "V"].forEach(function (name) {
+      var Wn = W["W" + name.toLowerCase()];
+      P[name] = matmul(X, Wn);
+      checkOverflow(P[name], name + " overflows (溢出): " + name + " = X·W" + name.toLowerCase(), X, Wn);
+    });
+    return scaledDotProductAttention(P.Q, P.K, P.V, { d_k: dK, causal: causal });
   }
 
   // ---------------------------------------------------------------- params
 
   function tableOf(name) { return name.split("[")[0]; }
 
-  /** Flat params {"X[0,0]": .., "d_k": .., "causal": ..} -> tables ready for attention. */
+  /** Flat params {"X[0,0]": .., "d_k": .., "causal": ..} -> tables ready for attention.
+   *  Values are taken as they are, never converted ("", null, "0x10", [2], true are not
+   *  numbers; "no" is not a boolean): attention() refuses them, as Python's attention() does.
+   *  Typed text goes through coerce() first. */
   function tablesFromParams(params) {
+    if (params === null || typeof params !== "object") throw inputError("type", "params must be an object; got " + describe(params));
     var out = {};
     TABLES.forEach(function (t) {
       out[t] = [0, 1].map(function (i) {
-        return [0, 1].map(function (j) { return Number(params[t + "[" + i + "," + j + "]"]); });
+        return [0, 1].map(function (j) { return params[t + "[" + i + "," + j + "]"]; });
       });
     });
-    out.d_k = Number(params.d_k);
-    out.causal = !!params.causal;
+    out.d_k = params.d_k;
+    out.causal = params.causal;
     return out;
   }
 
