@@ -26,13 +26,45 @@ def test_every_page_is_chinese_and_loads_scripts_only_from_the_site(built_site, 
     assert '<html lang="zh-CN"' in html
     external = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="((?:https?:)?//[^"]+)"', html)
     assert external == [], f"{page} loads from outside the site: {external}"
-    if page == "book/f11-attention.html":
-        assert re.search(r'<script[^>]+src="\.\./_static/mathjax/tex-chtml\.js', html)
+    assert not re.search(r"<script[^>]+mathjax", html, re.I), f"{page} still loads MathJax"
 
 
-def test_mathjax_ships_with_the_site(built_site):
-    assert (built_site / "_static" / "mathjax" / "tex-chtml.js").stat().st_size > 100_000
-    assert (built_site / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir()
+def test_formulas_are_mathml_written_at_build_time_with_the_sites_maths_font(built_site):
+    html = (built_site / "book" / "f11-attention.html").read_text("utf-8")
+    # The chapter's summary formula, as MathML with its TeX kept as alttext.
+    formula = re.search(r'<math alttext="O = \\mathrm\{softmax\}[^"]*"[^>]*display="block".*?</math>', html, re.S)
+    assert formula, "the softmax formula is not MathML"
+    assert "<msqrt>" in formula.group(0) and "<mfrac>" in formula.group(0)
+    assert "<mi>softmax</mi>" in formula.group(0)  # one word, not seven letters
+    assert "\\(" not in html and "\\[" not in html  # no TeX left for a client script
+    css = (built_site / "_static" / "f11-math.css").read_text("utf-8")
+    assert 'url("f11-math.woff")' in css
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(built_site / "_static" / "f11-math.woff")
+    assert "MATH" in font, "the maths font has no MATH table (brackets would not stretch)"
+    cmap = font.getBestCmap()
+    # Every character of every formula on the site (MathML Core draws a one-letter <mi>
+    # as a mathematical italic letter) is in the font.
+    import html as html_lib
+
+    missing = set()
+    for page in ("book/f11-attention.html", "book/notation.html", "book/index.html"):
+        text = (built_site / page).read_text("utf-8")
+        for body in re.findall(r"<math\b[^>]*>(.*?)</math>", text, re.S):
+            for tag, chars in re.findall(r"<(mi|mn|mo|mtext)\b[^>]*>([^<]*)</\1>", body):
+                chars = html_lib.unescape(chars)
+                if tag == "mi" and len(chars) == 1 and chars.isascii() and chars.isalpha():
+                    chars = _math_italic(chars)
+                missing |= {c for c in chars if ord(c) not in cmap and not c.isspace()}
+    assert not missing, f"the maths font lacks {sorted(missing)}: run scripts/make_math_font.py"
+
+
+def _math_italic(letter: str) -> str:
+    if letter == "h":
+        return "\u210e"
+    base = 0x1D434 if letter.isupper() else 0x1D44E
+    return chr(base + ord(letter.upper() if letter.isupper() else letter) - (ord("A") if letter.isupper() else ord("a")))
 
 
 def test_search_index_segments_chinese_words(built_site):
@@ -61,8 +93,9 @@ def test_pages_render_offline_with_no_console_errors(site_url, new_page, page):
     assert rec.failed == []
     assert rec.console_errors == [] and rec.page_errors == []
     if page == "book/f11-attention.html":
-        # MathJax from _static turned the TeX into rendered math.
-        rec.page.wait_for_selector("mjx-container", timeout=15000)
+        # The browser lays out the MathML itself: a display formula has a real size.
+        box = rec.page.locator('.f11-display-math math[alttext^="O = "]').first.bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 20
 
 
 def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
@@ -84,7 +117,6 @@ def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
 def test_pages_do_not_scroll_sideways_on_a_phone(site_url, new_page, page):
     rec = new_page(width=375, height=800)
     rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
-    rec.page.wait_for_timeout(500)  # MathJax typesets after load
     width = rec.page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 375, f"{page} is {width}px wide at a 375px screen"
 

@@ -1,0 +1,247 @@
+"""The finished pages, made light, lab-first and Chinese (runs after every HTML build).
+
+The theme (pydata-sphinx-theme via sphinx-book-theme) is good but heavy for this
+one-chapter book, and some of its strings are English.  After Sphinx has written
+the pages, this extension edits them in place:
+
+* **Icons.** The theme draws about 15 Font Awesome icons with a 1.5 MB script
+  that redraws what its CSS already draws from the icon fonts (another 1 MB as
+  .woff2 and .ttf).  The script goes, and each font is cut down to the icons the
+  pages and the theme's CSS use (a few KB).
+* **Lab first.** The lab's three scripts (``attention_lab.web.TWIN_JS``) are
+  started by a tiny loader at the top of ``<head>``: dynamically inserted
+  scripts with ``async = false`` run in order as soon as they arrive, blocked
+  neither by stylesheets nor by other scripts.  Every other script is
+  ``defer``-red, and the small inline scripts move before the stylesheets (an
+  inline script after a pending stylesheet would hold up the parser), so the
+  page is parsed, and the lab started, while theme files are still loading.
+  The theme's "search as you type" files (off in this book) are not loaded on
+  ordinary pages.
+* **Chinese names.** The theme's English button names and titles are replaced
+  with Chinese ones (:data:`CHINESE`).
+* **Root page.** ``index.html`` at the site root (a redirect to the first page)
+  gets ``lang``, a title and a visible link.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+#: English strings of the theme -> Chinese (aria-label, title, tooltip and text).
+CHINESE = {
+    "Color mode": "配色：浅色、深色或跟随系统",
+    "System Settings": "跟随系统",
+    "Light": "浅色",
+    "Dark": "深色",
+    "Toggle primary sidebar": "显示或隐藏全书目录",
+    "Toggle secondary sidebar": "显示或隐藏本页目录",
+    "Launch interactive content": "在线运行本页",
+    "Launch on Binder": "在 Binder 中运行",
+    "Link to this heading": "链接到本节",
+    "Link to this image": "链接到本图",
+    "Link to this table": "链接到本表",
+    "Link to this code": "链接到本段代码",
+    "Link to this equation": "链接到本公式",
+    "Back to top": "回到顶部",
+    "Skip to main content": "跳到正文",
+    "Copy to clipboard": "复制到剪贴板",
+    "Copied!": "已复制",
+    "Main": "主导航",
+    "Page": "本页",
+    "Section Navigation": "本节导航",
+    "Site navigation": "全书导航",
+    "Contents": "目录",
+}
+_ATTRS = ("aria-label", "title", "data-bs-title", "data-tooltip", "data-content")
+
+FA_SCRIPT = "_static/scripts/fontawesome.js"
+FA_CSS = "_static/styles/pydata-sphinx-theme.css"
+FA_FONTS = "_static/vendor/fontawesome/webfonts"
+_FA_CLASS_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\([0-9a-f]+)"\}')
+_PUA_CONTENT = re.compile(r'"\\((?:f|e)[0-9a-f]{3})"')
+
+
+def used_icon_codepoints(outdir: Path, pages: list[str]) -> set[int]:
+    """Code points of every Font Awesome icon the site can show.
+
+    Icons named by class in the pages (``<i class="fa-solid fa-bars">``, resolved with
+    the theme CSS's ``.fa-bars:before{content:"\\f0c9"}``) and icons the theme's CSS
+    draws by itself (admonition titles, external links, ``--pst-icon-*``).
+    """
+    css_files = [outdir / FA_CSS, outdir / "_static" / "styles" / "sphinx-book-theme.css"]
+    by_class: dict[str, int] = {}
+    own: set[int] = set()
+    for css_file in css_files:
+        if not css_file.exists():
+            continue
+        css = css_file.read_text("utf-8")
+        for m in _FA_CLASS_RULE.finditer(css):
+            for cls in re.findall(r"\.(fa-[a-z0-9-]+):before", m.group(1)):
+                by_class[cls] = int(m.group(2), 16)
+        rest = _FA_CLASS_RULE.sub("", css)
+        own |= {int(c, 16) for c in _PUA_CONTENT.findall(rest)}
+        own |= {ord(c) for c in rest if 0xE000 <= ord(c) <= 0xF8FF}  # icons written as characters
+    used = set(own)
+    for page in pages:
+        for classes in re.findall(r'class="([^"]*\bfa-[^"]*)"', page):
+            used |= {by_class[c] for c in classes.split() if c in by_class}
+    return used
+
+
+def subset_icon_fonts(outdir: Path, codepoints: set[int]) -> None:
+    """Cut the theme's Font Awesome fonts down to ``codepoints``; drop the 1.5 MB icon script.
+
+    The theme ships each font as .woff2 and .ttf (about 1 MB together) plus a script that
+    redraws the same icons as SVG.  Its CSS already draws them from the font, so the
+    script goes and each font becomes one small .woff with only the icons in use.
+    """
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    fonts = outdir / FA_FONTS
+    css_file = outdir / FA_CSS
+    css = css_file.read_text("utf-8")
+    for ttf in sorted(fonts.glob("*.ttf")):
+        font = TTFont(ttf)
+        keep = sorted(codepoints & set(font.getBestCmap()))
+        options = subset.Options()
+        options.flavor = "woff"  # zlib: no brotli needed
+        options.notdef_outline = True
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=keep)
+        subsetter.subset(font)
+        font.flavor = "woff"
+        font.save(fonts / f"{ttf.stem}.woff")
+        css = re.sub(rf'src:url\(\.\./vendor/fontawesome/webfonts/{ttf.stem}\.woff2\) format\("woff2"\),'
+                     rf'url\(\.\./vendor/fontawesome/webfonts/{ttf.stem}\.ttf\) format\("truetype"\)',
+                     f'src:url(../vendor/fontawesome/webfonts/{ttf.stem}.woff) format("woff")', css)
+        ttf.unlink()
+        (fonts / f"{ttf.stem}.woff2").unlink(missing_ok=True)
+    css_file.write_text(css, "utf-8")
+    for name in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):
+        (outdir / "_static" / "scripts" / name).unlink(missing_ok=True)
+
+
+def chinese_names(page: str) -> str:
+    for english, chinese in CHINESE.items():
+        for attr in _ATTRS:
+            page = page.replace(f'{attr}="{english}"', f'{attr}="{chinese}"')
+    return page
+
+
+_SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script>\s*", re.S)
+_STYLESHEET = re.compile(r'<link\b[^>]*rel="stylesheet"[^>]*>')
+
+
+def _src(attrs: str) -> str | None:
+    m = re.search(r'\bsrc="([^"]*)"', attrs)
+    return m.group(1) if m else None
+
+
+def _executable(attrs: str) -> bool:
+    m = re.search(r'\btype="([^"]*)"', attrs)
+    return m is None or m.group(1) in ("text/javascript", "application/javascript", "module")
+
+
+def lab_first(page: str, outdir: Path, lab_files: tuple[str, ...], search_page: bool) -> str:
+    head_end = page.find("</head>")
+    if head_end < 0:
+        return page
+    head, rest = page[:head_end], page[head_end:]
+    lab_srcs: list[str] = []
+    inline: list[str] = []
+
+    def rework(m: re.Match) -> str:
+        attrs, body = m.group("attrs"), m.group("body")
+        src = _src(attrs)
+        if src is None:
+            if _executable(attrs) and "data-cfasync" not in attrs:
+                inline.append(m.group(0).strip())
+                return ""
+            return m.group(0)
+        path = src.split("?")[0]
+        if any(path.endswith("attention-lab/" + f) for f in lab_files):
+            lab_srcs.append(src)
+            return ""
+        if path.endswith("documentation_options.js"):
+            local = (outdir / "_static" / "documentation_options.js")
+            inline.insert(0, "<script>" + local.read_text("utf-8").strip() + "</script>")
+            return ""
+        if not search_page and re.search(r"(searchtools|language_data)\.js$|(^|/)searchindex\.js$", path):
+            return ""  # the theme's search-as-you-type, which this book does not switch on
+        if " defer" not in attrs and " async" not in attrs:
+            return m.group(0).replace("<script", "<script defer", 1)
+        return m.group(0)
+
+    head = _SCRIPT.sub(rework, head)
+    first_css = _STYLESHEET.search(head)
+    cut = first_css.start() if first_css else len(head)
+    loader = ""
+    if lab_srcs:
+        listed = ",".join(f'"{s}"' for s in lab_srcs)
+        loader = ("<script>/* the lab's own scripts first, in order, blocked by nothing else */"
+                  f"[{listed}].forEach(function(s){{var e=document.createElement(\"script\");"
+                  "e.src=s;e.async=false;document.head.appendChild(e);});</script>\n")
+    head = head[:cut] + loader + "\n".join(inline) + ("\n" if inline else "") + head[cut:]
+    # sphinx-thebe's global for a kernel name: thebe is off, nothing reads it.
+    rest = re.sub(r"<script>kernelName = '[^']*'</script>\s*", "", rest)
+    # Scripts in the body: the same rules (defer; inline ones stay, they are data or tiny).
+    rest = _SCRIPT.sub(lambda m: m.group(0).replace("<script", "<script defer", 1)
+                       if _src(m.group("attrs")) and " defer" not in m.group("attrs")
+                       and " async" not in m.group("attrs") else m.group(0), rest)
+    return head + rest
+
+
+ROOT_PAGE = """<!DOCTYPE html>
+<html lang="zh-CN">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Refresh" content="0; url={target}">
+<link rel="canonical" href="{target}">
+</head>
+<body>
+<p>正在打开本书……如果没有自动跳转，请点 <a href="{target}">{title}</a>。</p>
+</body>
+</html>
+"""
+
+
+def finish_pages(app, exc):
+    if exc is not None or app.builder.format != "html":
+        return
+    from attention_lab.web import TWIN_JS
+
+    outdir = Path(app.outdir)
+    root_doc = app.config.root_doc
+    if root_doc != "index":
+        target = f"{root_doc}.html"
+        (outdir / "index.html").write_text(
+            ROOT_PAGE.format(title=app.config.html_title or app.config.project, target=target), "utf-8")
+    pages = {}
+    for html_file in sorted(outdir.rglob("*.html")):
+        if "_static" not in html_file.relative_to(outdir).parts:
+            pages[html_file] = html_file.read_text("utf-8")
+    for html_file, page in pages.items():
+        new = re.sub(r'<script defer src="[^"]*fontawesome\.js[^"]*"></script>\s*', "", page)
+        new = re.sub(r'<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*" ?/?>\s*', "", new)
+        new = chinese_names(new)
+        new = lab_first(new, outdir, tuple(TWIN_JS), search_page=html_file.name == "search.html"
+                        and html_file.parent == outdir)
+        if new != page:
+            html_file.write_text(new, "utf-8")
+    if (outdir / FA_FONTS).is_dir():
+        subset_icon_fonts(outdir, used_icon_codepoints(outdir, list(pages.values())))
+
+
+def setup(app):
+    # Before sphinx-external-toc's own handler (500), which writes a bare redirect
+    # when index.html does not exist yet.
+    app.connect("build-finished", finish_pages, priority=400)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
