@@ -72,6 +72,9 @@ class DataFlowFigure:
     def __init__(self, figure):
         self.figure = figure
 
+    def __repr__(self) -> str:  # the text/plain form (e.g. in a terminal): the arrows and their shapes
+        return "数据流：" + "；".join(f"{a} → {b} {label}" for a, b, label in ARROWS)
+
     def to_svg(self) -> str:
         import io
 

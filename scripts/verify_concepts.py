@@ -510,7 +510,6 @@ NOT_QUANTITIES = [
     re.compile(r"^\s*(?:[-*]\s+)?\d+\.\s"),          # list item "1. "
     re.compile(r"\*\*\d+\.\*\*"),                     # question marker **7.**
     re.compile(r"第\s*\d+\s*(?:行|列|号|格|个|位|层|节|步|章|条|项|次)"),  # ordinals
-    re.compile(r"[：→]\s*\d\s+(?=\S)"),               # step labels "：1 原始分数 → 2 除以"
     re.compile(r"Python\s+\d+(?:\.\d+)*"),            # software versions
     re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000
     re.compile(r"http\.server\s+-d\s+\S+\s+\d+"),     # a port
@@ -749,6 +748,8 @@ def build_claims() -> list[Claim]:
         c("a saturated share is near 1", r"份额接近 (\d+)", [saturated[0]]),
         c("and the other near 0", r"另一个接近 (\d+)", [saturated[1]]),
         c("large d_k: scaled scores near 0", r"缩放分数越接近 (\d+)", [float(r.raw_scores[1, 0] / np.sqrt(np.inf))]),
+        c("the lab's steps, numbered in order", r"(\d) 原始分数[^→]*→ (\d) 除以[^→]*→ (\d) 加上掩码[^→]*→ (\d) softmax"
+          r"[^→]*→ (\d) 乘", [1, 2, 3, 4, 5]),
         # --- numbers quoted from chapters that are not on this site (cannot be computed here)
         c("F09's example scores (quoted)", r"F09 章把 softmax 用在词表候选的分数 \[(\d+), (\d+), (\d+)\]",
           list(QUOTED["F09 scores"])),
