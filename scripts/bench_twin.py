@@ -2,7 +2,7 @@
 
 Serves a page of its own (``attention_lab.web.standalone_html`` plus
 ``attention_lab/static/attention-lab/``) on 127.0.0.1, so no book build is needed, opens it
-in headless Chromium (Debian's ``/usr/bin/chromium``) and times, with
+in headless Chromium (scripts/find_chromium.py) and times, with
 ``performance.now()``, dispatching one ``input`` event on a range slider and the
 synchronous recomputation and redraw it triggers (computation, 42 cells, worked
 text).  Layout and paint happen later and are not part of the figure.
@@ -19,14 +19,15 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
-import os
+import sys
 import tempfile
 import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "attention_lab" / "static" / "attention-lab"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from find_chromium import find_chromium, missing_message  # noqa: E402
 
 # Runs in the page: move sliders through their positions, one input event at a time.
 MEASURE_JS = """async (n) => {
@@ -70,14 +71,17 @@ def measure(n: int = 1000, warmup: int = 200) -> dict:
         (folder / "index.html").write_text(standalone_html(), encoding="utf-8")
         server = _serve(folder)
         try:
+            chromium = find_chromium()
+            if chromium is None:
+                raise SystemExit(missing_message())
             with sync_playwright() as pw:
-                browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                browser = pw.chromium.launch(executable_path=chromium, headless=True,
                                              args=["--no-sandbox", "--disable-gpu"])
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
                 errors = []
                 page.on("pageerror", lambda e: errors.append(str(e)))
                 page.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
-                page.wait_for_selector("td[data-matrix='O'][data-value]")
+                page.wait_for_selector("[data-lab-ready='true'] td[data-matrix='O'][data-value]")
                 page.evaluate(MEASURE_JS, warmup)
                 out = page.evaluate(MEASURE_JS, n)
                 browser.close()
@@ -97,7 +101,7 @@ def main() -> None:
     size = sum((STATIC / f).stat().st_size for f in ("attention.js", "render.js", "app.js", "lab.css"))
     print(f"static twin, input event -> everything updated (headless Chromium): "
           f"median {r['median_ms']:.3f} ms, p95 {r['p95_ms']:.3f} ms, n={r['n']} "
-          f"(target: median <= 2 ms); JS+CSS {size / 1024:.1f} KB (limit 60 KB)")
+          f"(target: median <= 2 ms); JS+CSS {size / 1024:.1f} KB (limit 100 KB)")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@
  * clamped, and any problem is shown with textContent, never as HTML.
  *
  * Start-up: web.lab_html puts `AttentionLab.startAll()` right after each root, so the lab
- * starts as soon as its HTML and these scripts are there; when the scripts come later,
- * they start every root themselves.
+ * starts as soon as its HTML and these scripts are there; when the scripts come first
+ * (the site loads them at the top of <head>), they start every root when parsing ends.
  */
 (function () {
   "use strict";
@@ -131,7 +131,8 @@
       btn.addEventListener("click", function () {
         var target = pair[1] ? config.contrasts[pair[1]] : config.baseline;
         self.typedNotes = [];
-        self.setAll(copyParams(target), self.state.row);
+        // 恢复基准 is the page as it opened (row too), so the address loses its query.
+        self.setAll(copyParams(target), pair[1] ? self.state.row : (config.row === 0 ? 0 : 1));
       });
       buttons.appendChild(btn);
     });
@@ -339,6 +340,14 @@
   window.AttentionLab = { start: start, startAll: startAll, Lab: Lab };
   // Roots already in the page start now; the inline call after each root (web.lab_html)
   // starts the ones parsed later; DOMContentLoaded catches anything left.
+  // readystatechange "interactive" comes when parsing ends, before deferred scripts run
+  // (DOMContentLoaded waits for them).
   startAll();
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
+  if (document.readyState === "loading") {
+    document.addEventListener("readystatechange", function go() {
+      if (document.readyState === "loading") return;
+      document.removeEventListener("readystatechange", go);
+      startAll();
+    });
+  }
 })();

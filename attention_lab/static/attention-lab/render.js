@@ -91,25 +91,6 @@
     return out;
   }
 
-  /** The worked lines' template keys, in the order core.workedSteps writes them
-   *  (attention_lab.worked's structure), with j (position) or c (column) where a line has one.
-   *  Used when the lines carry no `key` of their own. */
-  function workedKeys(result, row, dK) {
-    var S = result.S[row], m = S.length, keys = [{ key: "receiver" }];
-    var j;
-    for (j = 0; j < m; j++) keys.push({ key: S[j] === -Infinity ? "masked_pos" : "readable", j: j });
-    keys.push({ key: "step1" });
-    for (j = 0; j < m; j++) keys.push({ key: S[j] === -Infinity ? "dot_masked" : "dot", j: j });
-    keys.push({ key: "raw_scores" }, { key: "step2" }, { key: "scaled" });
-    if (dK === 1) keys.push({ key: "no_scaling" });
-    keys.push({ key: "step3" }, { key: "sub_max" }, { key: "exp" }, { key: "exp_sum" }, { key: "shares" });
-    for (j = 0; j < m; j++) if (S[j] === -Infinity) keys.push({ key: "masked_share", j: j });
-    keys.push({ key: "step4" });
-    for (var c = 0; c < result.V[0].length; c++) keys.push({ key: "out_cell", c: c });
-    keys.push({ key: "output" });
-    return keys;
-  }
-
   /** Step-through stage (1..5) at which a worked line's content is known. */
   var LINE_STAGE = {
     receiver: 0, readable: 0, masked_pos: 0,
@@ -344,8 +325,6 @@
     function drawWorked() {
       var r = st.fullResult, row = st.row;
       var lines = core.workedSteps(r, row, strings.worked || {}, tokens);
-      var keys = workedKeys(st.result, row, r.d_k);
-      var keyed = keys.length === lines.length;
       var children = worked.children;
       for (var k = 0; k < lines.length; k++) {
         var node = children[k];
@@ -353,7 +332,7 @@
         var cls = "al-worked-" + lines[k].kind;
         if (node.className !== cls) node.className = cls;
         if (node.textContent !== lines[k].text) node.textContent = lines[k].text;
-        var info = lines[k].key ? lines[k] : (keyed ? keys[k] : {});
+        var info = lines[k];  // {kind, key, j?, c?, text} (attention_lab.worked's template keys)
         node.setAttribute("data-line", info.key || "");
         if (info.j !== undefined) node.setAttribute("data-j", String(info.j)); else node.removeAttribute("data-j");
         if (info.c !== undefined) node.setAttribute("data-c", String(info.c)); else node.removeAttribute("data-c");
@@ -412,8 +391,12 @@
       });
     }
 
+    /** Controls marked data-lab-source="X[0,1]" (or "causal"), found under options.sourceRoot
+     *  (an Element, or a function returning one at hover time; default: the lab root). */
     function sources(name) {
-      return Array.prototype.slice.call(root.querySelectorAll("[data-lab-source]")).filter(function (e) {
+      var where = typeof options.sourceRoot === "function" ? options.sourceRoot() : (options.sourceRoot || root);
+      if (!where) return [];
+      return Array.prototype.slice.call(where.querySelectorAll("[data-lab-source]")).filter(function (e) {
         return name.indexOf(e.getAttribute("data-lab-source")) >= 0;
       });
     }
@@ -473,8 +456,10 @@
       return fill(e.QKV, base);
     }
 
+    var linked = [];
     function clearLinks() {
-      Array.prototype.forEach.call(root.querySelectorAll("[data-linked]"), function (n) { n.removeAttribute("data-linked"); });
+      linked.forEach(function (n) { n.removeAttribute("data-linked"); });
+      linked = [];
       Array.prototype.forEach.call(root.querySelectorAll("[data-active]"), function (n) { n.removeAttribute("data-active"); });
     }
 
@@ -483,7 +468,8 @@
       if (!td || !st.result) { explain.textContent = vs.explain_hint || ""; return; }
       var name = td.getAttribute("data-matrix"), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
       td.setAttribute("data-active", "");
-      linkedSet(name, i, j).forEach(function (n) { n.setAttribute("data-linked", ""); });
+      linked = linkedSet(name, i, j);
+      linked.forEach(function (n) { n.setAttribute("data-linked", ""); });
       explain.textContent = explainText(name, i, j);
     }
 
@@ -592,7 +578,6 @@
     luminance: luminance,
     textColour: textColour,
     cellColour: cellColour,
-    workedKeys: workedKeys,
     mountView: mountView
   };
 });
