@@ -517,8 +517,9 @@ def test_skip_link_jumps_from_the_controls_to_the_results(lab_page):
     assert skip.is_visible()
     twin.page.keyboard.press("Enter")
     assert twin.page.evaluate("() => document.activeElement.classList.contains('al-results')")
-    twin.page.keyboard.press("Tab")  # on into the results: the view's own buttons, then the cells
-    assert twin.page.evaluate("() => document.activeElement.dataset.labAction") == "step"
+    twin.page.keyboard.press("Tab")  # on into the results: the first cell of S
+    assert twin.page.evaluate("() => document.activeElement.closest('.al-results') !== null")
+    assert twin.page.evaluate("() => document.activeElement.dataset.matrix") == "S"
 
 
 # ---------------------------------------------------------------- issue 8: where every number comes from

@@ -102,3 +102,40 @@ def test_config_json_cannot_close_its_script_element(monkeypatch):
     # The config and the fixed start call after the root; nothing from the strings can add one.
     assert page.count("<script") == 2
     assert page.endswith("</div><script>window.AttentionLab&&window.AttentionLab.startAll()</script>")
+
+
+def node_eval(script: str) -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node not found: run scripts/test.sh, which installs Node.js")
+    proc = subprocess.run([node, "-e", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_cell_text_passes_wcag_aa_on_every_colour_of_every_scale():
+    out = json.loads(node_eval("""
+      const render = require("./attention_lab/static/attention-lab/render.js");
+      let worst = Infinity;
+      for (const name of Object.keys(render.SCALES)) {
+        const [lo, hi] = render.SCALES[name];
+        for (let k = -50; k <= 1050; k++) {
+          const rgb = render.cellColour(name, lo + (hi - lo) * k / 1000);
+          worst = Math.min(worst, render.textColour(rgb).ratio);
+        }
+      }
+      console.log(JSON.stringify({worst, scales: render.SCALES}));"""))
+    assert out["worst"] >= 4.5
+    assert out["scales"]["A"] == [0, 1]  # shares: the whole range of a share
+
+
+def test_typed_number_grammar_is_the_same_in_javascript_and_python():
+    from attention_lab.params import parse_number
+
+    typed = ["−0.5", "１．５", "1,5", "0x10", "", " 2e1 ", "－３", "1,5.0", "1,2,3", "1.5.2", "＋２", "　４　", "inf", "1_000"]
+    got = json.loads(node_eval(
+        'const c = require("./attention_lab/static/attention-lab/attention.js");'
+        f"console.log(JSON.stringify({json.dumps(typed, ensure_ascii=False)}.map(t => String(c.parseNumber(t)))));"))
+    want = ["NaN" if v != v else repr(float(v)).removesuffix(".0") for v in map(parse_number, typed)]
+    assert got == want
+    assert got[:3] == ["-0.5", "1.5", "1.5"] and got[3] == "NaN"

@@ -241,18 +241,23 @@
     container.appendChild(wrap);
 
     // Layout by the lab's own width (the same in a chapter column, on the projector page and
-    // in Jupyter): "wide" puts S/A/O in a sticky column right of the controls and the
-    // explanation/notes under the controls; "narrow" and "phone" stack the results (sticky,
-    // with the explanation and notes) above the controls.
+    // in Jupyter): "wide" puts S/A/O in a sticky column right of the controls; "narrow" and
+    // "phone" stack the results (sticky, with the buttons, explanation and notes) above them.
     function layout() {
       var rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
       var w = root.clientWidth;
       if (!w) return;
       var mode = w >= WIDE_REM * rem ? "wide" : (w < PHONE_REM * rem ? "phone" : "narrow");
       if (root.getAttribute("data-layout") !== mode) root.setAttribute("data-layout", mode);
-      var home = mode === "wide" && options.controls ? main : results;
-      if (info.parentNode !== home) {
-        if (home === main) main.insertBefore(info, detail); else results.appendChild(info);
+      // With the driver's controls beside the tables, the view's buttons, the explanation
+      // and the notes go under the controls, so the S/A/O column is only S, A and O.
+      var beside = mode === "wide" && !!options.controls;
+      if (beside && info.parentNode !== main) {
+        main.insertBefore(toolbar, detail);
+        main.insertBefore(info, detail);
+      } else if (!beside && info.parentNode !== results) {
+        results.insertBefore(toolbar, results.firstChild);
+        results.appendChild(info);
       }
       root.style.setProperty("--al-results-height", mode === "wide" ? "0px" : results.offsetHeight + "px");
     }
