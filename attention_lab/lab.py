@@ -321,7 +321,7 @@ class AttentionLab:
             result = attention(**tables_from_params(params))
             if not all(np.all(np.isfinite(getattr(result, k))) for k in ("Q", "K", "V", "A", "O")):
                 raise ValueError("结果中出现了非有限的数")
-        except (ValueError, FloatingPointError) as exc:
+        except (ValueError, TypeError, FloatingPointError, OverflowError) as exc:
             # Keep the last good tables on screen and say why they did not change.
             notes.insert(0, self.strings["lab"]["error"].replace("{message}", str(exc)))
             self._show_notes(notes)

@@ -69,14 +69,16 @@ def default_params(contrast: str | None = None) -> dict:
 
 
 def tables_from_params(params: dict) -> dict:
-    """Flat params -> ``{"X":, "Wq":, "Wk":, "Wv":, "d_k":, "causal":}`` ready for ``attention``."""
+    """Flat params -> ``{"X":, "Wq":, "Wk":, "Wv":, "d_k":, "causal":}`` ready for ``attention``.
+
+    Values are passed on as they are (no ``float()``/``bool()``): the core refuses what is not a
+    number or a boolean, the same way attention.js does; coerce typed text first (:func:`coerce`).
+    """
     out = {}
     for t in TABLES:
-        out[t] = np.array(
-            [[float(params[f"{t}[{i},{j}]"]) for j in range(2)] for i in range(2)]
-        )
-    out["d_k"] = float(params["d_k"])
-    out["causal"] = bool(params["causal"])
+        out[t] = np.array([[params[f"{t}[{i},{j}]"] for j in range(2)] for i in range(2)])
+    out["d_k"] = params["d_k"]
+    out["causal"] = params["causal"]
     return out
 
 
