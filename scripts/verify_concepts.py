@@ -509,6 +509,7 @@ def normalise_prose(line: str) -> str:
 NOT_QUANTITIES = [
     re.compile(r"^\s*(?:[-*]\s+)?\d+\.\s"),          # list item "1. "
     re.compile(r"\*\*\d+\.\*\*"),                     # question marker **7.**
+    re.compile(r"_\{\s*[A-Za-z]\s*=\s*\d+\s*\}"),        # a sum's lower bound: _{l=1}
     re.compile(r"第\s*\d+\s*(?:行|列|号|格|个|位|层|节|步|章|条|项|次)"),  # ordinals
     re.compile(r"Python\s+\d+(?:\.\d+)*"),            # software versions
     re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000
@@ -608,6 +609,7 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
     for name, path in pages.items():
         if not path.exists():
             continue
+        shown = path.name  # messages name the file checked; scoping uses the page's role ``name``
         for line_no, raw, section, question in prose_lines(path):
             text = normalise_prose(raw)
             numbers = [(m.start(), m.end(), m.group()) for m in PROSE_NUMBER.finditer(text)]
@@ -630,14 +632,14 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
                     cover(*m.span(1))
                     report.counts["prose"] += 1
                 elif cited:
-                    report.fail(None, f"{name}:{line_no}: year {m.group(1)} is not the year of the cited "
+                    report.fail(None, f"{shown}:{line_no}: year {m.group(1)} is not the year of the cited "
                                       f"{', '.join(sorted(cited))} in references.bib")
             # Question numbers in 课后自检 and references to them.
             for m in re.finditer(r"第\s*(\d+)\s*题", text):
                 cover(*m.span(1))
                 report.counts["prose"] += 1
                 if int(m.group(1)) not in questions:
-                    report.fail(None, f"{name}:{line_no}: there is no self-check question {m.group(1)}")
+                    report.fail(None, f"{shown}:{line_no}: there is no self-check question {m.group(1)}")
             m = re.search(r"前\s*(\d+)\s*题.*?后\s*(\d+)\s*题", text)
             if m:
                 cover(*m.span(1))
@@ -645,7 +647,7 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
                 report.counts["prose"] += 1
                 total = int(m.group(1)) + int(m.group(2))
                 if questions and (max(questions) != total or len(questions) != total):
-                    report.fail(None, f"{name}:{line_no}: {m.group(1)} + {m.group(2)} questions, "
+                    report.fail(None, f"{shown}:{line_no}: {m.group(1)} + {m.group(2)} questions, "
                                       f"but 课后自检 has {len(questions)}")
             scope = {name, section, question}
             for claim in claims:
@@ -656,7 +658,7 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
                     try:
                         expected = claim.expected(m) if callable(claim.expected) else claim.expected
                     except ValueError as exc:
-                        report.fail(None, f"{name}:{line_no}: {claim.what}: {exc}")
+                        report.fail(None, f"{shown}:{line_no}: {claim.what}: {exc}")
                         continue
                     groups = [(m.group(k), m.span(k)) for k in range(1, len(m.groups()) + 1)
                               if k not in named and m.group(k) is not None]
@@ -666,21 +668,21 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
                         try:
                             value = _parse_value(group)
                         except ValueError as exc:
-                            report.fail(None, f"{name}:{line_no}: {claim.what}: {exc}")
+                            report.fail(None, f"{shown}:{line_no}: {claim.what}: {exc}")
                             continue
                         if claim.member:
                             pool = np.asarray(expected, dtype=float).ravel()
                             if not any(equal(value, p, _printed_tol(group, ())) for p in pool):
-                                report.fail(None, f"{name}:{line_no}: {claim.what}: {group} is not one of "
+                                report.fail(None, f"{shown}:{line_no}: {claim.what}: {group} is not one of "
                                                   f"{show(np.unique(pool))}")
                             continue
                         want = np.asarray(expected[k], dtype=float)
                         if not equal(value, want, _printed_tol(group, np.shape(want))):
-                            report.fail(None, f"{name}:{line_no}: {claim.what}: the text says {group}, "
+                            report.fail(None, f"{shown}:{line_no}: {claim.what}: the text says {group}, "
                                               f"attention_lab computes {show(want)}")
             for k, (s, e, token) in enumerate(numbers):
                 if not covered[k]:
-                    report.fail(None, f"{name}:{line_no}: unchecked number {token!r} in "
+                    report.fail(None, f"{shown}:{line_no}: unchecked number {token!r} in "
                                       f"“{text[max(0, s - 25):e + 25].strip()}” (glue it, or register a claim "
                                       f"in scripts/verify_concepts.py CLAIMS)")
 
