@@ -147,6 +147,8 @@ def test_every_power_of_two_d_k_is_one_mouse_click_away(lab_page):
         params["d_k"] = float(value)
         wait_for_core(page, params)
         assert float(page.locator(".f11-lab .f11-param-d_k .widget-readout").inner_text()) == value
+        notes = page.locator(f"{LAB} [data-lab-notes]").inner_text()
+        assert (f"d_k={value}" in notes) == (value != 2), notes  # the kernel's note, shown by the view
 
 
 def test_random_keyboard_moves_in_jupyterlab_equal_the_core(lab_page):
