@@ -34,33 +34,115 @@ def drop_unused_scripts(app, pagename, templatename, context, doctree):
             context[key] = [s for s in context[key] if not _is_unused(s)]
 
 
+#: First cell of every downloadable notebook: installs the book's package where it is missing.
+INSTALL_CELL = """\
+# 本书的 Python 包 attention_lab 不在这个 Jupyter 里时（例如 Colab、JupyterHub），先安装它：
+# 优先用与本笔记本放在同一文件夹的 wheel 文件（网站上与 .ipynb 并列提供，离线也能装），
+# 否则从本书的代码仓库安装。已经装好时，这个单元什么也不做。
+# Installs the book's package when missing: from the wheel next to this notebook, else from the repository.
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+if importlib.util.find_spec("attention_lab") is None:
+    wheels = sorted(Path.cwd().glob("attention_lab-*.whl"))
+    source = str(wheels[-1]) if wheels else {repository!r}
+    print("正在安装 attention_lab：", source)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", source], check=True)
+    importlib.invalidate_caches()
+"""
+
+
+def repository_requirement(url: str, branch: str = "") -> str:
+    """pip's name for the package in the book's repository: ``git+URL@branch``."""
+    url = url.rstrip("/")
+    if not url.startswith("git+"):
+        url = "git+" + url
+    return f"{url}@{branch}" if branch else url
+
+
+def notebook_from_md(source, docname: str, repository: str):
+    """The .ipynb readers download for a MyST notebook page (without outputs).
+
+    The same cells as the .md, after a first cell that installs ``attention_lab`` when it is
+    missing (from a wheel beside the notebook, else ``repository``, a pip requirement).
+    """
+    import jupytext
+    import nbformat
+
+    notebook = jupytext.read(source)
+    # Opened as .ipynb, it must not ask to be paired with a .md that is not there.
+    notebook.metadata.get("jupytext", {}).pop("text_representation", None)
+    notebook.metadata.setdefault("jupytext", {})["notice"] = (
+        f"Generated from {docname}.md when the book was built; edit the .md, not this file."
+    )
+    install = nbformat.v4.new_code_cell(INSTALL_CELL.format(repository=repository))
+    install.metadata["tags"] = ["install-attention-lab"]
+    install.pop("id", None)
+    notebook.cells.insert(0, install)
+    return notebook
+
+
+def build_wheel(out_dir, root=None):
+    """Build the attention_lab wheel into ``out_dir`` (from a clean copy of the sources); return its path.
+
+    Uses setuptools' own build backend in a subprocess (no pip, no network), on a copy of
+    pyproject.toml and attention_lab/, so the repository gets no build/ or egg-info folder.
+    """
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    root = Path(root) if root else Path(__file__).resolve().parents[2]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("attention_lab-*.whl"):
+        old.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        shutil.copy(root / "pyproject.toml", src)
+        shutil.copytree(root / "attention_lab", src / "attention_lab",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        code = "import sys, setuptools.build_meta as b; print(b.build_wheel(sys.argv[1]))"
+        proc = subprocess.run([sys.executable, "-c", code, str(out_dir.resolve())], cwd=src,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"building the attention_lab wheel failed:\n{proc.stderr[-3000:]}")
+        return out_dir / proc.stdout.strip().splitlines()[-1]
+
+
 def write_ipynb(app, exc):
-    """After a successful build: ``_notebooks/<page>.ipynb`` for every notebook page.
+    """After a successful build: ``_notebooks/<page>.ipynb`` for every notebook page, and the wheel.
 
     For readers on Colab or a JupyterHub without Jupytext: the same cells as the
     ``.md`` page, generated from it on every build (never edited by hand), without
-    outputs (the reader runs them).  The pages link to them.
+    outputs (the reader runs them), after a cell that installs ``attention_lab`` when
+    missing: from ``attention_lab-*.whl``, which is written next to the notebooks
+    (download both into one folder: works offline), else from the repository set in
+    ``_config.yml`` (``repository.url``, ``repository.branch``).  The pages link to them.
     """
     if exc is not None or app.builder.format != "html":
         return
     from pathlib import Path
 
-    import jupytext
-
+    options = app.config.html_theme_options or {}
+    repository = repository_requirement(options.get("repository_url", ""), options.get("repository_branch", ""))
     out_dir = Path(app.outdir) / NOTEBOOK_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
+    import jupytext
+
     for docname in sorted(app.env.found_docs):
         source = Path(app.env.doc2path(docname))
         head = source.read_text("utf-8")[:600] if source.suffix == ".md" else ""
         if not (head.startswith("---") and "jupytext:" in head and "kernelspec:" in head):
             continue
-        notebook = jupytext.read(source)
-        # Opened as .ipynb, it must not ask to be paired with a .md that is not there.
-        notebook.metadata.get("jupytext", {}).pop("text_representation", None)
-        notebook.metadata.setdefault("jupytext", {})["notice"] = (
-            f"Generated from {docname}.md when the book was built; edit the .md, not this file."
-        )
+        notebook = notebook_from_md(source, docname, repository)
         jupytext.write(notebook, out_dir / f"{source.stem}.ipynb", fmt="ipynb")
+    build_wheel(out_dir, Path(app.srcdir))
 
 
 def setup(app):

@@ -1,0 +1,121 @@
+"""Outside the repository: the wheel, and the notebooks the website offers for download.
+
+* The wheel (``pip install .``) carries its data: strings_zh.json and the lab's JS/CSS.
+* The chapter's .ipynb, as ``book/_ext/f11_site.py`` writes it for the site, runs alone
+  in an empty folder next to the wheel the site ships beside it, in a fresh virtual
+  environment that has only numpy, matplotlib, ipywidgets, anywidget and ipykernel (no
+  attention_lab, no myst_nb, no jupytext): its first cell installs attention_lab from the wheel.
+* Then ``AttentionLab()`` works in an empty folder from the installed wheel.
+
+The venv is made once (module scope) with the build lock's versions; pip may use this
+machine's own package settings (speed), but needs nothing beyond the package index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import f11_site  # noqa: E402
+
+PACKAGES = ["numpy", "matplotlib", "ipywidgets", "anywidget", "ipykernel"]
+REPOSITORY = "git+https://example.invalid/not-reachable"  # must not be needed: the wheel is beside
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return f11_site.build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def fresh_python(tmp_path_factory) -> Path:
+    """A new venv (no system site-packages) with only PACKAGES, at the build lock's versions."""
+    home = tmp_path_factory.mktemp("fresh-venv")
+    venv.create(home, with_pip=True, system_site_packages=False)
+    python = home / "bin" / "python"
+    pins = home / "pins.txt"
+    pins.write_text("".join(line for line in (ROOT / "requirements.txt").read_text().splitlines(keepends=True)
+                            if not line.startswith("-e")))
+    proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "-c", str(pins), *PACKAGES],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"pip could not make the fresh venv:\n{proc.stderr[-3000:]}"
+    return python
+
+
+def run_in(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(python), "-c", code], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_wheel_carries_the_strings_and_the_lab_view(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "attention_lab/strings_zh.json" in names
+    static = ROOT / "attention_lab" / "static" / "attention-lab"
+    for f in static.iterdir():
+        if f.is_file():
+            assert f"attention_lab/static/attention-lab/{f.name}" in names, f"{f.name} is not in the wheel"
+
+
+def test_downloaded_notebooks_run_alone_in_a_plain_jupyter_venv(wheel, fresh_python, tmp_path):
+    assert run_in(fresh_python, "import attention_lab", tmp_path).returncode != 0, "the venv must start without attention_lab"
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / wheel.name).write_bytes(wheel.read_bytes())
+    names = []
+    for page in ("f11-attention", "lab"):
+        notebook = f11_site.notebook_from_md(ROOT / "book" / f"{page}.md", f"book/{page}", REPOSITORY)
+        (folder / f"{page}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+        names.append(f"{page}.ipynb")
+    # A kernel that runs in the fresh venv; the runner (nbconvert) is this test's own environment.
+    kernels = tmp_path / "jupyter" / "kernels" / "fresh"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [str(fresh_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "fresh venv", "language": "python"}))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["JUPYTER_PATH"] = str(tmp_path / "jupyter")
+    for name in names:  # the install cell of the first one installs the wheel; the second finds it
+        proc = subprocess.run(
+            [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
+             "--ExecutePreprocessor.kernel_name=fresh", "--ExecutePreprocessor.timeout=600", name],
+            cwd=folder, capture_output=True, text=True, env=env, timeout=900)
+        assert proc.returncode == 0, f"{name} failed in a plain venv:\n{proc.stderr[-6000:]}"
+    chapter = json.loads((folder / "f11-attention.ipynb").read_text(encoding="utf-8"))
+    first = "".join(out.get("text", "") for out in chapter["cells"][0].get("outputs", []))
+    assert "正在安装 attention_lab" in first and wheel.name in first
+    images = [o for c in chapter["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})
+              or "image/svg+xml" in o.get("data", {})]
+    assert images, "the chapter's figures were not drawn"
+    where = run_in(fresh_python, "import attention_lab; print(attention_lab.__file__)", tmp_path)
+    assert str(fresh_python.parents[1]) in where.stdout, f"attention_lab came from elsewhere: {where.stdout}"
+
+
+def test_attention_lab_from_the_installed_wheel_works_in_an_empty_folder(wheel, fresh_python, tmp_path):
+    installed = run_in(fresh_python, "import attention_lab", tmp_path).returncode == 0
+    if not installed:
+        proc = subprocess.run([str(fresh_python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    code = """
+import attention_lab, pathlib
+from attention_lab import AttentionLab
+from attention_lab import web, widget
+lab = AttentionLab()
+assert "site-packages" in attention_lab.__file__, attention_lab.__file__
+assert web.strings()["worked"], "strings_zh.json is empty"
+static = pathlib.Path(attention_lab.__file__).parent / "static" / "attention-lab"
+sizes = {name: (static / name).stat().st_size for name in web.TWIN_JS + web.TWIN_CSS}
+assert "AttentionLabRender" in widget.esm_source() and widget.css_source()
+print("ok", sizes)
+"""
+    proc = run_in(fresh_python, code, tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("ok"), proc.stderr[-3000:]
