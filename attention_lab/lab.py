@@ -169,6 +169,7 @@ class AttentionLab:
         self.row_control = widgets.ToggleButtons(
             options=[(tok, k) for k, tok in enumerate(self.tokens)], value=row,
             description=s_controls["row"], style={"description_width": "5.5em", "button_width": "3.2em"})
+        self.row_control.add_class("f11-row")
         s_buttons = self.strings["buttons"]
         self.buttons = {
             None: widgets.Button(description=s_buttons["reset"], button_style="primary",
@@ -181,7 +182,7 @@ class AttentionLab:
             button.on_click(lambda _b, c=contrast: self.set_params(default_params(c)))
 
         # --- the view (the site's renderer, in anywidget) -------------------------------
-        self.view = LabView(params=None, row=row)
+        self.view = LabView(row=row, state={})  # the state comes from _update below
         self.result = None
 
         options = widgets.VBox([d_k, self.d_k_presets, causal])

@@ -82,5 +82,12 @@ class LabView(anywidget.AnyWidget):
     state = traitlets.Dict().tag(sync=True)
 
     def __init__(self, params: dict | None = None, row: int = 1, **kwargs):
-        kwargs.setdefault("config", lab_config(params, row))
+        config = lab_config(params, row)
+        kwargs.setdefault("config", config)
+        if "state" not in kwargs:  # on its own, the view shows the start values' tables
+            from .core import attention
+            from .params import tables_from_params
+
+            start = config["start"]
+            kwargs["state"] = view_state(start, attention(**tables_from_params(start)), row, [])
         super().__init__(**kwargs)

@@ -170,6 +170,12 @@ def test_random_keyboard_moves_in_jupyterlab_equal_the_core(lab_page):
     lines = page.evaluate("(sel) => [...document.querySelectorAll(sel + ' [data-lab-worked] > p')]"
                           ".map(p => p.textContent)", LAB)
     assert lines == worked_text(result, 1).splitlines()
+    # The row to explain, chosen with the ipywidgets toggle: the view's worked text follows.
+    page.locator(".f11-lab .f11-row button", has_text="我").first.click()
+    want = worked_text(result, 0).splitlines()
+    page.wait_for_function("([sel, want]) => JSON.stringify([...document.querySelectorAll(sel + ' [data-lab-worked] > p')]"
+                           ".map(p => p.textContent)) === JSON.stringify(want)", arg=[LAB, want])
+    page.locator(".f11-lab .f11-row button", has_text="爱").first.click()
     assert not page.page_errors
 
 

@@ -91,6 +91,14 @@ def test_the_png_path_is_gone_and_the_view_is_the_sites_renderer():
     assert (STATIC / "lab.css").read_text("utf-8") in str(LabView._css)
 
 
+def test_the_view_on_its_own_shows_the_start_values():
+    view = LabView(params={"d_k": 8.0}, row=0)
+    params = {**default_params(), "d_k": 8.0}
+    want = independent(params)
+    assert view.state["params"] == params and view.state["row"] == 0
+    assert view.state["result"]["O"] == want.O.tolist() and view.state["result"]["S"][0][1] is None
+
+
 def test_random_slider_moves_hand_the_view_the_cores_numbers(fresh):
     rng = np.random.default_rng(11)
     for _ in range(40):
