@@ -382,12 +382,14 @@ def test_projector_page_shows_every_control_and_s_a_o_at_28px_on_1024x768(lab_pa
     for left, top, right, bottom in boxes(twin, "td[data-matrix='S'], td[data-matrix='A'], td[data-matrix='O']"):
         assert top >= 0 and bottom <= 768
     # A note (typed value out of range, d_k != 2) never moves the tables.
+    page.evaluate("() => window.scrollTo(0, 0)")
     before = boxes(twin, "td[data-matrix]")
     box = twin.root.locator('input[data-param-text="d_k"]')
     box.fill("99")
     box.press("Enter")
     assert "d_k" in twin.notes()
-    assert boxes(twin, "td[data-matrix]") == before
+    after = boxes(twin, "td[data-matrix]")
+    assert all(abs(a - b) <= 1.5 for x, y in zip(after, before) for a, b in zip(x, y)), (before, after)
 
 
 @pytest.mark.parametrize("path, width", [(CHAPTER, 1024), (CHAPTER, 1366), (LAB_PAGE, 1024)])
@@ -657,7 +659,9 @@ def expected_changes(old: dict, new: dict) -> dict:
             for j in range(2):
                 x, y = float(getattr(a, name)[i, j]), float(getattr(b, name)[i, j])
                 if x != y:
-                    if math.isinf(x) or math.isinf(y):
+                    if math.isinf(b.S[i, j]) and name in ("S", "A"):
+                        mark = ""  # masked now: the cell shows its label 已遮住 (and the frame)
+                    elif math.isinf(x):
                         mark = STRINGS["view"]["changed_mask"]
                     else:
                         d = format_value(abs(y - x))

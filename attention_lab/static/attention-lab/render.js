@@ -287,8 +287,10 @@
       var prev = st.prev && st.prev[name][i][j];
       var changed = st.prev !== null && !Object.is(prev, v) && !(prev === v);
       var deltaText = "";
-      if (changed) {
-        if (masked || prev === -Infinity) deltaText = vs.changed_mask || "";
+      // A masked cell shows its label, not the change (one small line per cell, so a mark
+      // never changes a cell's height); its frame still says it changed.
+      if (changed && !masked && !maskedA) {
+        if (prev === -Infinity) deltaText = vs.changed_mask || "";
         else {
           var d = v - prev, a = format(Math.abs(d));
           deltaText = (d > 0 ? "▲" : "▼") + (a === "0" ? "<0.001" : a);
