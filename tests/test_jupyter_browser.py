@@ -253,20 +253,39 @@ def test_step_through_one_row_in_jupyterlab(lab_page):
         assert current == (1 if stage else 0), stage
 
 
-def test_what_changed_after_only_wv_is_exactly_v_and_o(lab_page):
-    page = lab_page
-    base = reset(page)
-    page.locator(".f11-lab .f11-button-only_wv").click()
-    after = wait_for_core(page, default_params("only_wv"))
-    changed = {(m, int(i), int(j)) for m, i, j in page.evaluate(
+def changed_cells(page) -> set:
+    return {(m, int(i), int(j)) for m, i, j in page.evaluate(
         "(sel) => [...document.querySelectorAll(sel + ' td[data-changed]')]"
         ".map(t => [t.dataset.matrix, t.dataset.row, t.dataset.col])", LAB)}
-    want = {(m, i, j) for m in TABLES for i in range(2) for j in range(2)
-            if getattr(base, m)[i, j] != getattr(after, m)[i, j]}
+
+
+def differing(before, after) -> set:
+    return {(m, i, j) for m in TABLES for i in range(2) for j in range(2)
+            if getattr(before, m)[i, j] != getattr(after, m)[i, j]}
+
+
+def test_what_changed_marks_exactly_the_changed_cells(lab_page):
+    page = lab_page
+    base = reset(page)
+    # 对照一: only Wv changes, so only V and O may change; S and A stay untouched.
+    page.locator(".f11-lab .f11-button-only_wv").click()
+    after = wait_for_core(page, default_params("only_wv"))
+    want = differing(base, after)
     assert want and {m for m, _, _ in want} <= {"V", "O"}
-    assert changed == want
-    for m, i, j in changed:
+    assert changed_cells(page) == want
+    for m, i, j in want:
         assert page.locator(f"{cell(m, i, j)} .al-d").inner_text()[:1] in "▲▼"
+    # 对照二 from there, then one Wv slider step by keyboard: each time exactly the differing cells.
+    page.locator(".f11-lab .f11-button-only_wq").click()
+    before, after = after, wait_for_core(page, default_params("only_wq"))
+    assert changed_cells(page) == differing(before, after)
+    params = default_params("only_wq")
+    press_on_slider(page, "Wv[1,1]", "ArrowLeft")
+    params["Wv[1,1]"] -= range_of("Wv[1,1]").step
+    before, after = after, wait_for_core(page, params)
+    want = differing(before, after)
+    assert want and {m for m, _, _ in want} <= {"V", "O"}
+    assert changed_cells(page) == want
 
 
 def test_predict_hides_a_and_o_and_reveal_shows_the_cores_values(lab_page):
