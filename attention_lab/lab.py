@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from contextlib import contextmanager
 
 import numpy as np
@@ -116,6 +117,9 @@ class AttentionLab:
         self.update_count = 0
 
         start = default_params()
+        if params is not None and not isinstance(params, Mapping):
+            self._notes["?params"] = f"params 需要一个 {{参数名: 值}} 的字典，收到的 {type(params).__name__} 已忽略"
+            params = None
         for name, raw in (params or {}).items():
             if name not in PARAM_NAMES:
                 self._notes[f"?{name}"] = f"没有名为 {name!r} 的参数，已忽略（参数名见 attention_lab.params.PARAM_NAMES）"
@@ -238,6 +242,8 @@ class AttentionLab:
         why, and raises ``ValueError``.  Out-of-range values are clamped with a note, as a slider
         does.
         """
+        if not isinstance(params, Mapping):
+            raise TypeError(f"set_params 需要一个 {{参数名: 值}} 的字典，收到 {type(params).__name__}")
         problems = []
         for name, raw in params.items():
             if name not in PARAM_NAMES:

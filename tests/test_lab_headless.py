@@ -170,6 +170,15 @@ def test_bad_start_values_are_clamped_or_refused_with_notes_never_raised():
     assert_view_shows(lab, independent(lab.params))
 
 
+def test_start_params_that_are_not_a_dict_are_ignored_with_a_note():
+    lab = AttentionLab(params=[("X[0,0]", 2.0)])
+    assert lab.params == default_params()
+    assert "params 需要一个" in lab.shown_notes()
+    with pytest.raises(TypeError, match="set_params 需要一个"):
+        lab.set_params("X[0,0]=2")
+    assert lab.params == default_params()
+
+
 @pytest.mark.parametrize("raw, want", [(3.9, 4), (3.5, 4), (2.5, 2), (1.2, 1), ("1,5", 2), ("１６", 16), (0.4, 1)])
 def test_d_k_rounds_like_the_site_half_to_even(fresh, raw, want):
     fresh.controls["d_k"].value = raw
