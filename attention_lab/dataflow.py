@@ -45,19 +45,19 @@ def data_flow_shapes(n: int = 2, m: int | None = None, d_model: int = 2, d_k: in
 #: name: (x centre, y centre, text), in inches on a portrait figure (reads top to bottom,
 #: so it stays legible on a phone as well as in the desktop text column).
 _BOXES = {
-    "X": (3.3, 8.0, "X  输入"),
-    "Q": (1.05, 6.55, "Q = X·Wq"),
-    "K": (3.3, 6.55, "K = X·Wk"),
-    "V": (5.55, 6.55, "V = X·Wv"),
-    "QK": (2.2, 5.0, "QKᵀ  点积打分"),
-    "scale": (2.2, 3.75, "÷ √d_k  缩放"),
-    "mask": (2.2, 2.5, "+ M  掩码"),
-    "softmax": (2.2, 1.25, "softmax  逐行"),
-    "mix": (5.0, 1.25, "A × V  加权平均"),
-    "out": (5.0, 0.0, "O  输出"),
+    "X": (2.85, 7.55, "X  输入"),
+    "Q": (0.9, 6.2, "Q = X·Wq"),
+    "K": (2.85, 6.2, "K = X·Wk"),
+    "V": (4.8, 6.2, "V = X·Wv"),
+    "QK": (1.9, 4.8, "QKᵀ  点积打分"),
+    "scale": (1.9, 3.62, "÷ √d_k  缩放"),
+    "mask": (1.9, 2.44, "+ M  掩码"),
+    "softmax": (1.9, 1.26, "softmax  逐行"),
+    "mix": (4.5, 1.26, "A × V  加权平均"),
+    "out": (4.5, 0.05, "O  输出"),
 }
-_W, _H = 1.95, 0.55
-_SIZE = (6.6, 9.0)
+_W, _H = 1.72, 0.55
+_SIZE = (5.7, None)  # width in inches; the height follows the content
 
 
 def _label(text: str) -> str:
@@ -90,7 +90,7 @@ class DataFlowFigure:
 
 
 def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_k: int = 2, d_v: int = 2,
-                   font_size: float = 12.5) -> DataFlowFigure:
+                   font_size: float = 13.0) -> DataFlowFigure:
     """The figure: a box per step, each arrow labelled with its table's shape ``[rows, columns]``.
 
     With ``n`` given (default 2, the chapter's example), a footer states the example's numbers;
@@ -103,10 +103,11 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
     from .fonts import use_cjk_font
 
     family = [use_cjk_font(), "DejaVu Sans"]  # DejaVu for glyphs the CJK font lacks (ᵀ)
-    fig = Figure(figsize=_SIZE)
+    bottom, top = (-1.08 if n is not None else -0.4), _BOXES["X"][1] + _H / 2 + 0.12
+    fig = Figure(figsize=(_SIZE[0], top - bottom))  # one data unit = one inch: no distortion
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, _SIZE[0])
-    ax.set_ylim(-1.05 if n is not None else -0.55, _SIZE[1] - 0.55)
+    ax.set_ylim(bottom, top)
     ax.axis("off")
     for name, (x, y, text) in _BOXES.items():
         face = "#fde8c8" if name in ("X", "out") else ("#dbe9f6" if name in ("Q", "K", "V") else "#eeeeee")
@@ -130,9 +131,9 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
         return (x + (_W / 2 + g) * (1 if right else -1), y)
 
     ends = {
-        ("X", "Q"): (bottom("X", -0.5), top("Q", 0.3)),
+        ("X", "Q"): (side("X", right=False), top("Q")),
         ("X", "K"): (bottom("X"), top("K")),
-        ("X", "V"): (bottom("X", 0.5), top("V", -0.3)),
+        ("X", "V"): (side("X"), top("V")),
         ("Q", "QK"): (bottom("Q"), top("QK", -0.45)),
         ("K", "QK"): (bottom("K"), top("QK", 0.45)),
         ("QK", "scale"): (bottom("QK"), top("scale")),
@@ -144,10 +145,10 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
     }
     # Where each label sits: (fraction along the arrow, x offset, y offset, alignment).
     place = {
-        ("X", "Q"): (0.5, -0.12, 0.05, "right"), ("X", "K"): (0.45, 0.08, 0.0, "left"),
-        ("X", "V"): (0.8, 0.15, 0.05, "left"),
+        ("X", "Q"): (0.4, -0.1, 0.0, "right"), ("X", "K"): (0.5, 0.1, 0.0, "left"),
+        ("X", "V"): (0.4, 0.1, 0.0, "left"),
         ("Q", "QK"): (0.5, -0.12, 0.0, "right"), ("K", "QK"): (0.5, 0.12, 0.0, "left"),
-        ("softmax", "mix"): (0.5, 0.0, 0.2, "center"), ("V", "mix"): (0.55, 0.12, 0.0, "left"),
+        ("softmax", "mix"): (0.5, 0.0, 0.2, "center"), ("V", "mix"): (0.5, -0.1, 0.0, "right"),
     }
     for a, b, label in ARROWS:
         start, end = ends[(a, b)]
