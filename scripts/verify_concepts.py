@@ -437,7 +437,7 @@ def check_glue(source: str, report: Report) -> None:
 #
 # Anything else fails with "unchecked number", naming the file and line.
 
-PROSE_FILES = ("f11-attention.md", "notation.md", "index.md", "lab.md")
+PROSE_FILES = ("f11-attention.md", "notation.md", "index.md", "lab.md")  # the pages today (all *.md are read)
 SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: A number in prose: not part of an identifier (F11, d2l, bahdanau2015, 3E, x_0).
 PROSE_NUMBER = re.compile(r"(?<![A-Za-z_\d.\\])[-−]?\d+(?:\.\d+)?(?![\d])(?![A-Za-z_])")
@@ -905,7 +905,9 @@ def verify(chapter: Path, book: Path | None = None) -> Report:
 
     book = chapter.parent if book is None else book
     pages = {"f11-attention.md": chapter}
-    pages.update({name: book / name for name in PROSE_FILES[1:] if (book / name).exists()})
+    for page in sorted(book.glob("*.md")):  # every page of the book, not only the known ones
+        if page.resolve() != chapter.resolve() and page.name != "f11-attention.md":
+            pages[page.name] = page
     bib = book / "references.bib"
     check_prose(pages, build_claims(), report, bib if bib.exists() else ROOT / "book" / "references.bib")
 
