@@ -179,3 +179,11 @@ def test_notation_and_landing_page_state_the_corrected_facts(built_site):
     assert "share" not in notation
     index = visible_text(page_html(built_site, "book/index.html"))
     assert "灰色" not in index and "已遮住" in index
+
+
+@pytest.mark.parametrize("page", [CHAPTER, "book/lab.html", "book/notation.html"])
+def test_prose_writes_negative_numbers_with_one_minus_sign(built_site, page):
+    """Outside code, a negative number uses U+2212 (−), never the ASCII hyphen."""
+    html = re.sub(r"<(pre|code)\b.*?</\1>", " ", page_html(built_site, page), flags=re.S)
+    prose = visible_text(html)
+    assert not re.findall(r"(?<![\w.])-\d", prose), re.findall(r".{10}(?<![\w.])-\d.{5}", prose)
