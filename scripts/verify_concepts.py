@@ -549,11 +549,12 @@ def bib_years(bib: Path) -> dict[str, str]:
     return years
 
 
-def prose_lines(path: Path):
+def prose_lines(path: Path, hand_checked: bool = True):
     """(line number, raw line, section label, question) for the prose of one book page.
 
-    Skips front matter, code cells and plain/``text`` hand-computation blocks (checked by the
-    arithmetic checker), directive options (``:name: ...``) and MyST targets (``(label)=``).
+    Skips front matter, code cells, plain/``text`` hand-computation blocks when
+    ``hand_checked`` (the chapter's: the arithmetic checker reads them; on other pages they
+    are read as prose), directive options (``:name: ...``) and MyST targets (``(label)=``).
     Keeps the bodies of directives such as admonitions, dropdowns and list-tables: they are prose.
     """
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -571,13 +572,14 @@ def prose_lines(path: Path):
         if m and (not stack or not stack[-1][1]):
             info = m.group(2).strip()
             if info:  # an opening fence
-                skip = info.startswith("{code-cell}") or info in ("text", "none", "python", "bash", "console",
-                                                                   "{literalinclude}") or info.startswith("{literalinclude}")
+                hand = info in ("text", "none")
+                skip = (hand and hand_checked) or info.startswith(("{code-cell}", "{literalinclude}")) or info in (
+                    "python", "bash", "console", "sh", "shell", "json", "javascript", "js", "html", "yaml")
                 stack.append((m.group(1), skip))
                 i += 1
                 continue
             if not stack or stack[-1][0] != m.group(1):  # a plain ``` block: hand computation
-                stack.append((m.group(1), True))
+                stack.append((m.group(1), hand_checked))
                 i += 1
                 continue
         if stack and stack[-1][1]:
@@ -610,7 +612,7 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
         if not path.exists():
             continue
         shown = path.name  # messages name the file checked; scoping uses the page's role ``name``
-        for line_no, raw, section, question in prose_lines(path):
+        for line_no, raw, section, question in prose_lines(path, hand_checked=name == "f11-attention.md"):
             text = normalise_prose(raw)
             numbers = [(m.start(), m.end(), m.group()) for m in PROSE_NUMBER.finditer(text)]
             if not numbers:
