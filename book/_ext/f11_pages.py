@@ -16,7 +16,9 @@ the pages, this extension edits them in place:
   inline script after a pending stylesheet would hold up the parser), so the
   page is parsed, and the lab started, while theme files are still loading.
   The theme's "search as you type" files (off in this book) are not loaded on
-  ordinary pages.
+  ordinary pages, nor the lab's files on pages without a lab.
+* **Chinese search.** ``search.html`` also loads ``_static/f11-search.js``, which
+  segments a query the way the index is and shows each hit's section prose.
 * **Chinese names.** The theme's English button names and titles are replaced
   with Chinese ones (:data:`CHINESE`).
 * **Root page.** ``index.html`` at the site root (a redirect to the first page)
@@ -56,7 +58,12 @@ CHINESE = {
     "Section Navigation": "本节导航",
     "Site navigation": "全书导航",
     "Contents": "目录",
+    "列印成 PDF": "打印成 PDF",
 }
+_CJK = re.compile(r"[\u3400-\u9fff]")
+# A header menu item: its tooltip (title) is Chinese, its visible text only ".md".
+_MENU_ITEM = re.compile(r'(title="(?P<title>[^"]*)"(?:(?!</[ab]>|</button>|title=).)*?<span class="btn__text-container">)'
+                        r'(?P<text>[^<]*)(</span>)', re.S)
 _ATTRS = ("aria-label", "title", "data-bs-title", "data-tooltip", "data-content")
 
 FA_SCRIPT = "_static/scripts/fontawesome.js"
@@ -131,6 +138,26 @@ def chinese_names(page: str) -> str:
     for english, chinese in CHINESE.items():
         for attr in _ATTRS:
             page = page.replace(f'{attr}="{english}"', f'{attr}="{chinese}"')
+
+    def menu_text(m: re.Match) -> str:
+        title, text = m.group("title"), m.group("text").strip()
+        if _CJK.search(text) or not _CJK.search(title):
+            return m.group(0)
+        # "下载源文件（.md）"; a name already in the title ("在 Binder 中运行") is not repeated.
+        label = title if text.lstrip(".").lower() in title.lower() else f"{title}（{text}）"
+        return m.group(1) + label + m.group(4)
+
+    return _MENU_ITEM.sub(menu_text, page)
+
+
+def accessible(page: str) -> str:
+    """Fixes for what axe reports on the theme's and Sphinx's own markup."""
+    # The search buttons show "搜索 Ctrl+K" but were named "搜索" only
+    # (label-content-name-mismatch): their visible text is their name.
+    page = re.sub(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"', r"\1", page)
+    # Reference list: role doc-biblioentry is deprecated and not a listitem, so the
+    # role="list" around it had no items (aria-required-children, critical).
+    page = page.replace('role="doc-biblioentry"', 'role="listitem"')
     return page
 
 
@@ -179,6 +206,10 @@ def lab_first(page: str, outdir: Path, lab_files: tuple[str, ...], search_page: 
         return m.group(0)
 
     head = _SCRIPT.sub(rework, head)
+    if "data-attention-lab" not in rest:
+        # No lab on this page (index, notation, search): neither its scripts nor its styles.
+        lab_srcs = []
+        head = re.sub(r'\s*<link\b[^>]*href="[^"]*attention-lab/[^"]*\.css[^"]*"[^>]*>', "", head)
     first_css = _STYLESHEET.search(head)
     cut = first_css.start() if first_css else len(head)
     loader = ""
@@ -231,9 +262,14 @@ def finish_pages(app, exc):
     for html_file, page in pages.items():
         new = re.sub(r'<script defer src="[^"]*fontawesome\.js[^"]*"></script>\s*', "", page)
         new = re.sub(r'<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*" ?/?>\s*', "", new)
-        new = chinese_names(new)
-        new = lab_first(new, outdir, tuple(TWIN_JS), search_page=html_file.name == "search.html"
-                        and html_file.parent == outdir)
+        new = accessible(chinese_names(new))
+        search_page = html_file == outdir / "search.html"
+        new = lab_first(new, outdir, tuple(TWIN_JS), search_page=search_page)
+        if search_page:
+            # Right after searchtools.js: Sphinx runs the query as soon as searchindex.js
+            # arrives, so the Chinese segmentation must be in place before that.
+            new = re.sub(r'(<script defer src="_static/searchtools\.js[^"]*"></script>)',
+                         r'\1\n<script defer src="_static/f11-search.js"></script>', new, count=1)
         if new != page:
             html_file.write_text(new, "utf-8")
     if (outdir / FA_FONTS).is_dir():
