@@ -29,6 +29,7 @@ import gc
 import importlib.util
 import io
 import json
+import os
 import sys
 import tempfile
 import time
@@ -262,7 +263,9 @@ def main(argv=None) -> int:
     raw = {"python_lab": py_lab, "python_naive": py_naive}
 
     head = f"  {'':52} {'median':>9} {'p95':>9} {'n':>5}"
-    print(f"F11 lab benchmark, {time.strftime('%Y-%m-%d %H:%M')}, python {sys.version.split()[0]}, times in ms")
+    cpus, load = os.cpu_count(), os.getloadavg()[0]
+    print(f"F11 lab benchmark, {time.strftime('%Y-%m-%d %H:%M')}, python {sys.version.split()[0]}, times in ms; "
+          f"{cpus} CPUs, load average {load:.1f} at the start (figures are slower on a busy machine)")
     print("1. Python side: one control change -> new view data")
     print(head)
     print(row("(a) AttentionLab: control.value -> view.state", py_lab))
