@@ -65,7 +65,7 @@ def dom_class(name: str) -> str:
     return "f11-param-" + re.sub(r"[^A-Za-z0-9_]+", "-", name).strip("-")
 
 
-def _make_slider_class():
+def _make_control_classes():
     import ipywidgets as widgets
     import traitlets
 
@@ -93,7 +93,26 @@ def _make_slider_class():
             self._lab._validated(self._param_name, note, changes=value != self.value)
             return value
 
-    return ParamSlider
+    class ParamCheckbox(widgets.Checkbox):
+        """The causal-mask box: any value given to it goes through :func:`params.coerce` too
+        ("off", "0", False...); anything else is refused with a note and the box stays as it was."""
+
+        value = traitlets.Any(True, help="Bool value").tag(sync=True)
+
+        def __init__(self, lab: AttentionLab, **kwargs):
+            self._lab = None
+            super().__init__(**kwargs)
+            self._lab = lab
+
+        @traitlets.validate("value")
+        def _validate_value(self, proposal):
+            if self._lab is None:
+                return bool(proposal["value"])
+            value, note = coerce("causal", proposal["value"], current=self.value)
+            self._lab._validated("causal", note, changes=value != self.value)
+            return value
+
+    return ParamSlider, ParamCheckbox
 
 
 class AttentionLab:
@@ -108,7 +127,7 @@ class AttentionLab:
     def __init__(self, params: dict | None = None, row: int = 1, tokens=TOKENS):
         import ipywidgets as widgets
 
-        ParamSlider = _make_slider_class()
+        ParamSlider, ParamCheckbox = _make_control_classes()
         self.tokens = tuple(tokens)
         self.strings = strings()
         s_controls = self.strings["controls"]
@@ -164,8 +183,8 @@ class AttentionLab:
             style={"button_width": "3em"}, layout=widgets.Layout(width="auto"))
         self.d_k_presets.add_class("f11-dk-presets")
         self.d_k_presets.observe(self._on_preset, names="value")
-        causal = widgets.Checkbox(value=bool(start["causal"]), description=s_controls["causal"],
-                                  indent=False, layout=widgets.Layout(width="auto"))
+        causal = ParamCheckbox(self, value=bool(start["causal"]), description=s_controls["causal"],
+                               indent=False, layout=widgets.Layout(width="auto"))
         causal.add_class(dom_class("causal"))
         self.controls["causal"] = causal
         assert tuple(self.controls) == PARAM_NAMES, "controls must follow params.PARAM_NAMES"
@@ -286,7 +305,7 @@ class AttentionLab:
         owner = change.get("owner")
         if owner is self.controls["d_k"]:
             self._sync_preset()
-        if owner is self.controls["causal"] or owner is self.row_control:
+        if owner is self.row_control:
             self._notes.pop("set_params", None)
         if not self._holding:
             self._update()

@@ -200,6 +200,17 @@ def test_typed_text_follows_the_sites_number_grammar(fresh):
     assert_view_shows(fresh, independent(fresh.params))
 
 
+def test_the_causal_box_takes_words_and_refuses_the_rest(fresh):
+    fresh.controls["causal"].value = "off"
+    assert fresh.controls["causal"].value is False
+    fresh.controls["causal"].value = "maybe"  # refused: stays off, says so
+    assert fresh.controls["causal"].value is False
+    assert "causal 只能是开或关，“maybe”没有采用，仍为关" in fresh.shown_notes()
+    fresh.controls["causal"].value = 1
+    assert fresh.controls["causal"].value is True and "causal 只能" not in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+
+
 def test_a_refusal_after_a_move_keeps_its_note(fresh):
     fresh.controls["X[0,0]"].value = 0.7
     fresh.controls["X[0,0]"].value = float("nan")  # refused: stays 0.7, no change event
