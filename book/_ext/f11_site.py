@@ -79,7 +79,6 @@ def notebook_from_md(source, docname: str, repository: str):
     )
     install = nbformat.v4.new_code_cell(INSTALL_CELL.format(repository=repository))
     install.metadata["tags"] = ["install-attention-lab"]
-    install.pop("id", None)
     notebook.cells.insert(0, install)
     return notebook
 
