@@ -141,7 +141,8 @@ def write_ipynb(app, exc):
             continue
         notebook = notebook_from_md(source, docname, repository)
         jupytext.write(notebook, out_dir / f"{source.stem}.ipynb", fmt="ipynb")
-    build_wheel(out_dir, Path(app.srcdir))
+    # The package of this repository (next to book/_ext/), whatever book is being built.
+    build_wheel(out_dir)
 
 
 def setup(app):
