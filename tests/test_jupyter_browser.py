@@ -206,9 +206,21 @@ def test_hovering_any_cell_marks_what_it_comes_from_in_jupyterlab(lab_page):
     page = lab_page
     explain = page.locator(f"{LAB} [data-lab-explain]")
     explain_id = explain.get_attribute("id")
-    states = [("reset", default_params()), ("only_wq", default_params("only_wq"))]
-    for button, params in states:
-        page.locator(f".f11-lab .f11-button-{button}").click()
+    rng = np.random.default_rng(21)
+    for button in ("reset", "only_wq", "random"):
+        if button == "random":  # a random state: random keyboard steps from 对照二, the mask off
+            for _ in range(5):
+                name = PARAM_NAMES[int(rng.integers(len(PARAM_NAMES) - 2))]
+                key = ["ArrowRight", "ArrowLeft"][int(rng.integers(2))]
+                press_on_slider(page, name, key)
+                r = range_of(name)
+                params[name] = round(r.clamp(params[name] + (r.step if key == "ArrowRight" else -r.step)), 10)
+                wait_for_core(page, params)
+            page.locator(".f11-lab .f11-param-causal input").click()
+            params["causal"] = False
+        else:
+            page.locator(f".f11-lab .f11-button-{button}").click()
+            params = default_params(None if button == "reset" else button)
         result = wait_for_core(page, params)
         for name in TABLES:
             for i in range(2):
