@@ -263,6 +263,13 @@ def test_step_through_one_row_in_jupyterlab(lab_page):
             assert not any(ch.isdigit() for ch in page.locator(f"{cell(m, i, j)} .al-v").inner_text())
         current = page.locator(f"{LAB} [data-lab-worked] [data-current]").count()
         assert current == (1 if stage else 0), stage
+        if stage == 3:  # a control change keeps the step and recomputes
+            press_on_slider(page, "Wk[0,0]", "ArrowRight")
+            params = default_params()
+            params["Wk[0,0]"] += range_of("Wk[0,0]").step
+            wait_for_core(page, params)
+            assert root.get_attribute("data-step") == "3"
+            assert page.locator(f"{LAB} td[data-pending]").count() == 4
 
 
 def changed_cells(page) -> set:
