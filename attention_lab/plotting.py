@@ -1,23 +1,44 @@
 """Heatmaps of the attention tables, with Chinese labels and every value written in.
 
-:class:`AttentionFigure` draws once and then only updates its artists, so the
-kernel lab can redraw it many times a second without creating figures.  The
-chapter's static figures use the same class.
+Drawn the way the lab draws its tables (``static/attention-lab/render.js``), so a reader
+meets one picture language in the chapter and in the lab:
+
+* colours: cividis on a **fixed scale per kind of table** (:data:`SCALES`, the same as
+  render.js's ``SCALES``), never rescaled to the numbers in one figure; each table has a
+  colour bar; values outside the scale get the end colour (the bar says ``≤``/``≥``);
+* text black or white per cell, whichever contrasts more with the cell's colour (WCAG
+  contrast ≥ 4.5:1 for every cell, see :func:`text_colour`);
+* masked cells (the causal mask's −∞ in S and the 0 it leaves in A) are **hatched** and
+  labelled :data:`MASKED_LABEL` (“已遮住”) under their value, never just grey.
+
+Figures are SVG for the website (text stays text, so Chinese is sharp at any zoom and
+in print) and PNG at twice the size when a raster is needed (:meth:`AttentionFigure.to_png`).
+:class:`AttentionFigure` draws once and then only updates its artists.
 """
 
 from __future__ import annotations
 
 import io
 import math
+import re
 
 import numpy as np
 
 from .core import TOKENS, AttentionResult
-from .fonts import use_cjk_font
+from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
 
-#: Colour-blind-safe, perceptually uniform; readable in greyscale too.
+#: Colour-blind-safe, perceptually uniform; readable in greyscale too (as the lab).
 CMAP = "cividis"
-MASK_COLOUR = "#d9d9d9"
+#: One fixed colour scale per kind of table (render.js's SCALES; a test keeps them equal).
+SCALES = {"Q": (-3.0, 3.0), "K": (-3.0, 3.0), "S": (-3.0, 3.0), "A": (0.0, 1.0),
+          "V": (-20.0, 20.0), "O": (-20.0, 20.0)}
+#: Label under a masked cell's value (the lab's strings_zh.json view.masked_label).
+MASKED_LABEL = "已遮住"
+MASK_FACE = "#ffffff"
+MASK_HATCH = "#5a5a5a"
+MASK_TEXT = "#1a1a1a"  # on white: 17:1
+#: Raster figures are drawn at twice the size they are shown at (sharp on HiDPI screens).
+PNG_SCALE = 2
 
 TITLES = {
     "Q": "Q 查询表",
@@ -28,7 +49,7 @@ TITLES = {
     "O": "O 输出表",
 }
 ROW_AXIS = {"Q": "位置", "K": "位置", "V": "位置", "S": "查询位置", "A": "查询位置", "O": "查询位置"}
-COL_AXIS = {"Q": "特征格", "K": "特征格", "V": "特征格", "S": "被读取位置（Key）", "A": "被读取位置（Key）", "O": "特征格"}
+COL_AXIS = {"Q": "特征格", "K": "特征格", "V": "特征格", "S": "被读取位置（键）", "A": "被读取位置（键）", "O": "特征格"}
 
 
 def format_value(value: float, digits: int = 3) -> str:
@@ -41,6 +62,36 @@ def format_value(value: float, digits: int = 3) -> str:
     return text.replace("-", "−")
 
 
+def relative_luminance(rgb) -> float:
+    """WCAG 2 relative luminance of an sRGB colour with components in [0, 1]."""
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(float(c)) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(rgb_a, rgb_b) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((relative_luminance(rgb_a), relative_luminance(rgb_b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def text_colour(background) -> str:
+    """``"black"`` or ``"white"``, whichever contrasts more with ``background`` (as render.js)."""
+    black = contrast_ratio(background, (0, 0, 0))
+    white = contrast_ratio(background, (1, 1, 1))
+    return "black" if black >= white else "white"
+
+
+def masked_cells(name: str, result: AttentionResult) -> np.ndarray:
+    """Boolean table: which cells of ``name`` the causal mask blocked (only S and A have any)."""
+    values = getattr(result, name)
+    if name in ("S", "A"):
+        return np.isneginf(result.S)
+    return np.zeros(values.shape, dtype=bool)
+
+
 def _labels(name: str, n_rows: int, n_cols: int, tokens) -> tuple[list[str], list[str]]:
     rows = [f"{tokens[i]}" if i < len(tokens) else str(i) for i in range(n_rows)]
     if name in ("S", "A"):
@@ -48,29 +99,6 @@ def _labels(name: str, n_rows: int, n_cols: int, tokens) -> tuple[list[str], lis
     else:
         cols = [f"第{j}格" for j in range(n_cols)]
     return rows, cols
-
-
-def _scale(name: str, result: AttentionResult, values: np.ndarray) -> tuple[float, float]:
-    if name == "A":
-        return 0.0, 1.0  # shares always lie in [0, 1]: a fixed scale shows change
-    if name in ("V", "O"):
-        # O is a mix of V's rows, so both share V's scale.
-        lo, hi = float(np.min(result.V)), float(np.max(result.V))
-    else:
-        finite = values[np.isfinite(values)]
-        bound = float(np.max(np.abs(finite))) if finite.size else 1.0
-        lo, hi = -bound, bound
-    if hi - lo < 1e-12:
-        lo, hi = lo - 1.0, hi + 1.0
-    return lo, hi
-
-
-def _masked(name: str, result: AttentionResult) -> np.ma.MaskedArray:
-    """The table with masked (unreadable) cells hidden, so they draw in grey."""
-    values = getattr(result, name)
-    if name in ("S", "A"):
-        return np.ma.masked_where(np.isneginf(result.S), values)
-    return np.ma.masked_invalid(values)
 
 
 class AttentionFigure:
@@ -81,27 +109,35 @@ class AttentionFigure:
         use_cjk_font()
         from matplotlib.figure import Figure  # no pyplot: no global state, no GUI
 
+        unknown = [t for t in tables if t not in SCALES]
+        if unknown:
+            raise ValueError(f"unknown table(s) {unknown}; choose from {sorted(SCALES)}")
         self.tables = tuple(tables)
         self.tokens = tuple(tokens)
         self.font_size = font_size
-        self.figure = Figure(figsize=(panel_size * len(self.tables), panel_size * 0.95), dpi=dpi,
+        self.figure = Figure(figsize=(panel_size * len(self.tables), panel_size * 1.2), dpi=dpi,
                              layout="constrained")
         self.axes = self.figure.subplots(1, len(self.tables), squeeze=False)[0]
         self._images = {}
         self._texts = {}
+        self._masks = {}
         self._shape = {}
         self._build(result)
 
     def _build(self, result: AttentionResult) -> None:
         import matplotlib as mpl
+        from matplotlib.colors import Normalize
+        from matplotlib.patches import Rectangle
 
-        cmap = mpl.colormaps[CMAP].with_extremes(bad=MASK_COLOUR)
+        cmap = mpl.colormaps[CMAP]
         fs = self.font_size
         for ax, name in zip(self.axes, self.tables):
             values = getattr(result, name)
             n_rows, n_cols = values.shape
             self._shape[name] = values.shape
-            image = ax.imshow(_masked(name, result), cmap=cmap, aspect="equal")
+            lo, hi = SCALES[name]
+            image = ax.imshow(np.zeros(values.shape), cmap=cmap, norm=Normalize(lo, hi, clip=True),
+                              aspect="equal")
             self._images[name] = image
             rows, cols = _labels(name, n_rows, n_cols, self.tokens)
             ax.set_xticks(range(n_cols), cols, fontsize=fs * 0.85)
@@ -112,10 +148,26 @@ class AttentionFigure:
             ax.tick_params(length=0)
             ax.xaxis.set_label_position("top")
             ax.xaxis.tick_top()
-            self._texts[name] = [
-                [ax.text(j, i, "", ha="center", va="center", fontsize=fs) for j in range(n_cols)]
+            # Masked cells: a white, hatched square over the colour (shown only where masked).
+            self._masks[name] = [
+                [ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=MASK_FACE, edgecolor=MASK_HATCH,
+                                        hatch="///", linewidth=0, visible=False, zorder=2))
+                 for j in range(n_cols)]
                 for i in range(n_rows)
             ]
+            self._texts[name] = [
+                [ax.text(j, i, "", ha="center", va="center", fontsize=fs, zorder=3,
+                         linespacing=1.25) for j in range(n_cols)]
+                for i in range(n_rows)
+            ]
+            bar = self.figure.colorbar(image, ax=ax, orientation="horizontal", fraction=0.07, pad=0.04,
+                                       aspect=14)
+            clip = name != "A"
+            bar.set_ticks([lo, (lo + hi) / 2, hi],
+                          labels=[("≤" if clip else "") + format_value(lo), format_value((lo + hi) / 2),
+                                  ("≥" if clip else "") + format_value(hi)])
+            bar.ax.tick_params(labelsize=fs * 0.65, length=2)
+            bar.outline.set_linewidth(0.5)
         self.update(result)
 
     def update(self, result: AttentionResult) -> None:
@@ -125,32 +177,59 @@ class AttentionFigure:
             if values.shape != self._shape[name]:
                 raise ValueError(f"{name} changed shape from {self._shape[name]} to {values.shape}")
             image = self._images[name]
-            lo, hi = _scale(name, result, values)
-            image.set_data(_masked(name, result))
-            image.set_clim(lo, hi)
+            masked = masked_cells(name, result)
+            image.set_data(np.where(np.isfinite(values), values, 0.0))
             for i, row in enumerate(self._texts[name]):
                 for j, text in enumerate(row):
                     v = float(values[i, j])
-                    masked = name in ("S", "A") and math.isinf(result.S[i, j])
-                    text.set_text(format_value(v))
-                    if masked:
-                        text.set_color("#444444")
-                        text.set_fontstyle("italic")
+                    self._masks[name][i][j].set_visible(bool(masked[i, j]))
+                    if masked[i, j]:
+                        text.set_text(f"{format_value(v)}\n{MASKED_LABEL}")
+                        text.set_color(MASK_TEXT)
+                        text.set_bbox({"facecolor": MASK_FACE, "edgecolor": "none", "pad": 1.5})
                     else:
-                        r, g, b, _ = image.cmap(image.norm(v))
-                        luminance = 0.299 * r + 0.587 * g + 0.114 * b
-                        text.set_color("black" if luminance > 0.55 else "white")
-                        text.set_fontstyle("normal")
+                        text.set_text(format_value(v))
+                        text.set_color(text_colour(self.cell_colour(name, v)))
+                        text.set_bbox(None)
 
-    def _repr_png_(self) -> bytes:
-        """Lets Jupyter and myst-nb show the figure (also through ``glue``)."""
-        return self.to_png()
+    def cell_colour(self, name: str, value: float):
+        """The (r, g, b) a value gets in table ``name`` (fixed scale, clipped at its ends)."""
+        image = self._images[name]
+        return image.cmap(image.norm(value))[:3]
+
+    def to_svg(self) -> str:
+        """SVG with text as text (Chinese stays sharp and searchable) and CJK font fallbacks."""
+        import matplotlib as mpl
+
+        buffer = io.StringIO()
+        with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "f11"}):
+            self.figure.savefig(buffer, format="svg", metadata={"Date": None})
+        return with_font_fallbacks(buffer.getvalue())
+
+    def _repr_svg_(self) -> str:
+        """Lets Jupyter and myst-nb show the figure as SVG."""
+        return self.to_svg()
 
     def to_png(self) -> bytes:
-        """Render with the Agg backend and return PNG bytes."""
+        """Render with the Agg backend at :data:`PNG_SCALE` times the figure's dpi; PNG bytes."""
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
+        self.figure.savefig(buffer, format="png", dpi=self.figure.dpi * PNG_SCALE)
         return buffer.getvalue()
+
+
+_FONT_FAMILY = re.compile(r"font-family:\s*([^;\"]+)")
+
+
+def with_font_fallbacks(svg: str) -> str:
+    """Every ``font-family`` in ``svg`` also lists the CJK fonts of :mod:`fonts` and sans-serif,
+    so a reader's browser without the build machine's font still shows Chinese, not boxes."""
+    def extend(m: re.Match) -> str:
+        families = [f.strip().strip("'\"") for f in m.group(1).split(",") if f.strip()]
+        ordered = families[:1] + list(CJK_FONT_CANDIDATES) + families[1:] + ["sans-serif"]
+        unique = list(dict.fromkeys(ordered))
+        return "font-family: " + ", ".join(f if f == "sans-serif" else f"'{f}'" for f in unique)
+
+    return _FONT_FAMILY.sub(extend, svg)
 
 
 def plot_attention(result: AttentionResult, tables=("S", "A", "O"), **kwargs) -> AttentionFigure:
