@@ -130,6 +130,48 @@ def test_lab_md_shows_the_sites_view_with_the_cores_numbers(lab_page):
         page.screenshot(path=SCREENSHOT)
 
 
+VIEW_SIGNATURE = """(sel) => {
+    const root = document.querySelector(sel);
+    const attrs = (n) => n.getAttributeNames().filter(a => a.startsWith('data-') || a === 'class').sort().join(' ');
+    return {
+        tables: [...root.querySelectorAll('figure[data-matrix-table]')].map(f =>
+            [f.dataset.matrixTable, f.querySelector('caption').textContent,
+             [...f.querySelectorAll('th')].map(th => th.textContent).join('|')]),
+        cells: [...root.querySelectorAll('td[data-matrix]')].map(td =>
+            [td.dataset.matrix, td.dataset.row, td.dataset.col, Number(td.dataset.value).toPrecision(12), attrs(td),
+             td.querySelector('.al-v').textContent, td.style.backgroundColor, td.style.color]),
+        worked: [...root.querySelectorAll('[data-lab-worked] > p')].map(p => [p.textContent, attrs(p)]),
+        parts: ['[data-lab-explain]', '[data-lab-notes]', '[data-lab-action="step"]', '[data-lab-action="predict"]',
+                '[data-lab-action="reveal"]'].map(q => [q, root.querySelectorAll(q).length]),
+        ready: root.dataset.labReady, step: root.dataset.step,
+    };
+}"""
+
+
+def test_the_widget_carries_the_same_view_as_the_site(lab_page, site_url, browser):
+    """The same markup, captions, cell texts, colours and worked lines on book/lab.html and in JupyterLab."""
+    reset(lab_page)
+    lab_page.mouse.move(0, 0)
+    lab_page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    # Once more, so that no cell carries data-changed from the reset (the site starts without one).
+    lab_page.locator(".f11-lab .f11-button-reset").click()
+    lab_page.wait_for_function("(sel) => !document.querySelector(sel + ' td[data-changed]')", arg=LAB)
+    in_jupyter = lab_page.evaluate(VIEW_SIGNATURE, LAB)
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    try:
+        page = context.new_page()
+        page.goto(f"{site_url}/book/lab.html")
+        page.wait_for_selector('[data-attention-lab][data-lab-ready="true"]')
+        on_site = page.evaluate(VIEW_SIGNATURE, "[data-attention-lab]")
+    finally:
+        context.close()
+    assert in_jupyter["parts"] == on_site["parts"]
+    assert in_jupyter["tables"] == on_site["tables"]
+    assert in_jupyter["cells"] == on_site["cells"]
+    assert in_jupyter["worked"] == on_site["worked"]
+    assert (in_jupyter["ready"], in_jupyter["step"]) == (on_site["ready"], on_site["step"])
+
+
 def test_slider_tracks_are_wide_enough_to_drag(lab_page):
     widths = lab_page.evaluate(
         """() => [...document.querySelectorAll('.f11-lab [class*="f11-param-"] .slider-container')]
