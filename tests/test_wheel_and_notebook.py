@@ -90,7 +90,8 @@ def test_downloaded_notebooks_run_alone_in_a_plain_jupyter_venv(wheel, fresh_pyt
             cwd=folder, capture_output=True, text=True, env=env, timeout=900)
         assert proc.returncode == 0, f"{name} failed in a plain venv:\n{proc.stderr[-6000:]}"
     chapter = json.loads((folder / "f11-attention.ipynb").read_text(encoding="utf-8"))
-    first = "".join(out.get("text", "") for out in chapter["cells"][0].get("outputs", []))
+    text = (out.get("text", "") for out in chapter["cells"][0].get("outputs", []))
+    first = "".join("".join(t) if isinstance(t, list) else t for t in text)  # .ipynb may split text into lines
     assert "正在安装 attention_lab" in first and wheel.name in first
     images = [o for c in chapter["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})
               or "image/svg+xml" in o.get("data", {})]
