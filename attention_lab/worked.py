@@ -43,13 +43,14 @@ Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
   otherwise round to 10 decimals (Python ``f"{x:.10f}"``; JavaScript
   ``x.toFixed(10)``: the two agree except on exact ties, which lab values cannot
   produce), strip trailing ``0`` then a trailing ``.``, and turn ``"-0"`` into
-  ``"0"``.  Negative numbers keep the ASCII hyphen-minus ``-``.  So ``1.0`` ->
-  ``"1"``, ``0.70710678118654`` -> ``"0.7071067812"``, ``-1e-12`` -> ``"0"``.
-* ``factor(x)``: ``fmt(x)``, wrapped in parentheses when it starts with ``-``:
-  ``"(-0.5)"``.
+  ``"0"``.  Negative numbers are written with the minus sign ``−`` (U+2212), the
+  chapter's one minus sign.  So ``1.0`` -> ``"1"``, ``0.70710678118654`` ->
+  ``"0.7071067812"``, ``-0.5`` -> ``"−0.5"``, ``-1e-12`` -> ``"0"``.
+* ``factor(x)``: ``fmt(x)``, wrapped in parentheses when it starts with ``−``:
+  ``"(−0.5)"``.
 * ``vec(xs)``: ``"[" + ", ".join(fmt(x)) + "]"``, e.g. ``"[0.6697615493, 0.3302384507]"``.
 * ``exact(x)``: ``x`` is infinite, or ``fmt(x)`` parses back (``float`` /
-  ``parseFloat``) to ``x`` within ``1e-12 * max(1, |x|)`` (float noise): the
+  ``parseFloat``, ``−`` read as ``-``) to ``x`` within ``1e-12 * max(1, |x|)`` (float noise): the
   shown text *is* the number.
 * ``shown(text)``: the exact rational value of a shown decimal (Python
   ``Fraction``; JavaScript a ``BigInt`` with a decimal scale), no floats involved.
@@ -120,13 +121,15 @@ def fmt(x: float) -> str:
     if math.isinf(x):
         return "−∞" if x < 0 else "+∞"
     text = f"{x:.10f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    if text in ("-0", ""):
+        return "0"
+    return "−" + text[1:] if text.startswith("-") else text
 
 
 def factor(x: float) -> str:
     """``fmt(x)`` in parentheses when negative, for use inside a product."""
     text = fmt(x)
-    return f"({text})" if text.startswith("-") else text
+    return f"({text})" if text.startswith("−") else text
 
 
 def vec(xs) -> str:
@@ -146,7 +149,7 @@ def exact(x: float) -> bool:
         return True
     if math.isnan(x):
         return False
-    return abs(float(fmt(x)) - x) <= EXACT_TOL * max(1.0, abs(x))
+    return abs(float(fmt(x).replace("−", "-")) - x) <= EXACT_TOL * max(1.0, abs(x))
 
 
 def _eq(xs) -> str:
@@ -155,7 +158,7 @@ def _eq(xs) -> str:
 
 def shown(x: float) -> Fraction:
     """The exact value of ``fmt(x)`` (a finite number) as a fraction: what a reader computes with."""
-    return Fraction(fmt(x))
+    return Fraction(fmt(x).replace("−", "-"))
 
 
 def _sum_eq(pairs, result: float) -> str:

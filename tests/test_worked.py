@@ -18,7 +18,7 @@ DRAFT_LINES_AI = [
     "对“我”的原始分数：q₁·k₀ = 1×1+0×0 = 1",
     "对“爱”的原始分数：q₁·k₁ = 1×0+0×1 = 0",
     "缩放分数：[1/√2, 0/√2] ≈ [0.7071067812, 0]",
-    "减最大值：[0, -0.7071067812]",
+    "减最大值：[0, −0.7071067812]",
     "取指数：[1, 0.4930686914]",
     "指数之和：1.4930686914",
     "除以总和：[0.6697615493, 0.3302384507]",
@@ -29,7 +29,7 @@ DRAFT_LINES_AI = [
 
 
 def numbers(text: str) -> list[float]:
-    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", text)]
+    return [float(x.replace("−", "-")) for x in re.findall(r"[-−]?\d+(?:\.\d+)?", text)]
 
 
 def random_result(rng, causal=True):
@@ -39,11 +39,11 @@ def random_result(rng, causal=True):
     return attention(X, Wq, Wk, Wv, d_k=int(rng.integers(1, 65)), causal=causal)
 
 
-def test_fmt_trims_zeros_keeps_integers_and_writes_minus_infinity():
+def test_fmt_trims_zeros_keeps_integers_and_writes_the_chapters_minus_sign():
     assert fmt(1.0) == "1"
     assert fmt(20.0) == "20"
     assert fmt(0.5) == "0.5"
-    assert fmt(-0.5) == "-0.5"
+    assert fmt(-0.5) == "−0.5"  # the chapter's minus sign, U+2212
     assert fmt(1 / math.sqrt(2)) == "0.7071067812"
     assert fmt(-1e-12) == "0"  # rounds to zero: no "-0"
     assert fmt(-math.inf) == "−∞"
@@ -51,9 +51,9 @@ def test_fmt_trims_zeros_keeps_integers_and_writes_minus_infinity():
 
 
 def test_factor_puts_negative_numbers_in_parentheses():
-    assert factor(-0.5) == "(-0.5)"
+    assert factor(-0.5) == "(−0.5)"
     assert factor(0.5) == "0.5"
-    assert vec([1.0, -0.25]) == "[1, -0.25]"
+    assert vec([1.0, -0.25]) == "[1, −0.25]"
 
 
 def test_exact_means_the_shown_text_is_the_number():
@@ -120,7 +120,7 @@ def test_a_row_out_of_range_is_refused():
 # ----------------------------------------------------------------- "=" only where the shown numbers give it
 
 def _shown(text: str) -> Fraction:
-    return Fraction(text.strip().strip("()"))
+    return Fraction(text.strip().strip("()").replace("−", "-"))
 
 
 def _shown_arithmetic(expr: str) -> Fraction | None:
@@ -234,3 +234,11 @@ def test_each_step_names_its_template_and_the_position_or_column_it_is_about():
     assert [s["j"] for s in dots] == [0, 1] and dots[1]["kind"] == "note"
     assert [s["c"] for s in steps if s["key"] == "out_cell"] == [0, 1]
     assert "j" not in next(s for s in steps if s["key"] == "scaled")
+
+
+def test_no_ascii_hyphen_minus_in_the_worked_text():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        result = random_result(rng)
+        for row in (0, 1):
+            assert "-" not in worked_text(result, row)

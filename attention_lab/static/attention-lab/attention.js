@@ -553,12 +553,13 @@
     if (x === -Infinity) return "−∞";
     if (x === Infinity) return "+∞";
     var text = pyFixed(x, 10).replace(/0+$/, "").replace(/\.$/, "");
-    return text === "-0" || text === "" ? "0" : text;
+    if (text === "-0" || text === "") return "0";
+    return text.charAt(0) === "-" ? "−" + text.slice(1) : text;  // the chapter's minus sign, U+2212
   }
 
   function factor(x) {
     var text = fmt(x);
-    return text.charAt(0) === "-" ? "(" + text + ")" : text;
+    return text.charAt(0) === "−" ? "(" + text + ")" : text;
   }
 
   function vec(xs) { return "[" + xs.map(fmt).join(", ") + "]"; }
@@ -568,14 +569,14 @@
   function exact(x) {
     if (x === Infinity || x === -Infinity) return true;
     if (x !== x) return false;
-    return Math.abs(parseFloat(fmt(x)) - x) <= EXACT_TOL * Math.max(1, Math.abs(x));
+    return Math.abs(parseFloat(fmt(x).replace("−", "-")) - x) <= EXACT_TOL * Math.max(1, Math.abs(x));
   }
 
   function eqSign(xs) { return xs.every(exact) ? "=" : "≈"; }
 
   /** A shown decimal (fmt's text) as an exact scaled integer {n: BigInt, s: decimals}, as worked.shown. */
   function shown(x) {
-    var text = fmt(x), neg = text.charAt(0) === "-";
+    var text = fmt(x), neg = text.charAt(0) === "−";
     if (neg) text = text.slice(1);
     var parts = text.split("."), frac = parts[1] || "", n = BigInt(parts[0] + frac);
     return { n: neg ? -n : n, s: frac.length };
