@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from html import escape
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -282,7 +283,10 @@ def test_page_gets_the_twin_with_no_outside_requests_and_no_console_errors(new_p
     assert rec.page.locator(".jupyter-widgets, .widget-container").count() == 0
     # The static fallback text (for viewers without the twin's scripts) is in the page's HTML
     # and gone once the twin has built itself.
-    assert "data-attention-lab-fallback" in rec.page.request.get(site_url + path).text()
+    html = rec.page.request.get(site_url + path).text()
+    fallback = STRINGS["twin"]["fallback"]
+    assert f"data-attention-lab-fallback>{escape(fallback)}</p>" in html
+    assert fallback.startswith("实验台正在加载")  # it says the lab is loading, not that JavaScript is off
     assert rec.page.locator("[data-attention-lab-fallback]").count() == 0
 
 
