@@ -293,8 +293,10 @@ def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = Fa
 
     ``Q: (n, d_k)``, ``K: (m, d_k)``, ``V: (m, d_v)``; ``d_v`` need not equal
     ``d_k`` and ``n`` need not equal ``m`` (cross-attention).  ``mask`` is an
-    optional additive ``(n, m)`` table of 0 / -inf; ``causal=True`` adds
-    :func:`causal_mask`.  ``d_k=None`` means the width of Q.
+    optional additive ``(n, m)`` table of 0 / -inf (a boolean mask is refused:
+    PyTorch reads True two opposite ways); ``causal=True`` adds
+    :func:`causal_mask`.  ``d_k=None`` means the width of Q.  Bad input raises
+    :class:`AttentionInputError`, e.g. "scores overflow (分数溢出)" with the size.
     """
     Q = as_matrix(Q, "Q")
     K = as_matrix(K, "K")
