@@ -83,6 +83,19 @@ def notebook_from_md(source, docname: str, repository: str):
     return notebook
 
 
+def package_root():
+    """The folder with pyproject.toml and attention_lab/: this repository (or, for a copy of
+    book/_ext used elsewhere, the folder the installed attention_lab was installed from)."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[2]
+    if (here / "pyproject.toml").exists() and (here / "attention_lab").is_dir():
+        return here
+    import attention_lab
+
+    return Path(attention_lab.__file__).resolve().parents[1]
+
+
 def build_wheel(out_dir, root=None):
     """Build the attention_lab wheel into ``out_dir`` (from a clean copy of the sources); return its path.
 
@@ -95,7 +108,7 @@ def build_wheel(out_dir, root=None):
     import tempfile
     from pathlib import Path
 
-    root = Path(root) if root else Path(__file__).resolve().parents[2]
+    root = Path(root) if root else package_root()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("attention_lab-*.whl"):
