@@ -77,3 +77,17 @@ def test_a_check_that_still_fails_after_installing_stops_there_with_the_check(tm
     run = setup_sh('ensure_apt hostname "test -e /nonexistent-f11-check"', tmp_path)
     assert run.returncode != 0
     assert "installed hostname, but the check still fails (test -e /nonexistent-f11-check)" in run.stderr, run.stderr
+
+
+def test_scripts_and_tests_find_the_same_chromium(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from find_chromium import find_chromium
+
+    # tests/conftest.py's CHROMIUM is find_chromium(); scripts/test.sh runs the file.
+    assert "CHROMIUM = find_chromium()" in (ROOT / "tests" / "conftest.py").read_text()
+    assert "find_chromium.py" in (ROOT / "scripts" / "_setup.sh").read_text()
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "find_chromium.py")], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip() == find_chromium()
+    missing = subprocess.run([sys.executable, str(ROOT / "scripts" / "find_chromium.py")], capture_output=True,
+                             text=True, env={**os.environ, "CHROMIUM": str(tmp_path / "no-such-chromium")})
+    assert missing.returncode == 1 and "not an executable file" in missing.stderr
