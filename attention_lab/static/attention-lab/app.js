@@ -275,7 +275,10 @@
     if (!this.first || !window.history || !window.history.replaceState) return;
     var loc = window.location;
     var atBase = sameParams(this.state.params, this.config.baseline) && this.state.row === (this.config.row === 0 ? 0 : 1);
-    var url = loc.pathname + (atBase ? "" : "?" + core.toQuery(this.state.params, this.state.row)) + loc.hash;
+    // The site's own query keys (the search page's ?highlight=) stay; the theme reads them later.
+    var keep = loc.search.replace(/^\?/, "").split("&").filter(function (p) { return /^highlight=/.test(p); });
+    var query = (atBase ? [] : [core.toQuery(this.state.params, this.state.row)]).concat(keep).join("&");
+    var url = loc.pathname + (query ? "?" + query : "") + loc.hash;
     if (url === loc.pathname + loc.search + loc.hash) return;
     try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// in some browsers */ }
   };
