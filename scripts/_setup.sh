@@ -124,7 +124,7 @@ ensure_torch() {
     export F11_TORCH_SKIPPED="F11_TORCH=skip was set"; say "PyTorch cross-check skipped: $F11_TORCH_SKIPPED"; return 0
   fi
   # The decision depends on the lock and on where pip looks (PIP_* settings, e.g. a local wheel folder).
-  want="$(cd "$ROOT" && _fingerprint "$lock") $(env | grep '^PIP_' | sort | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')"
+  want="$(cd "$ROOT" && _fingerprint "$lock") $({ env | grep '^PIP_' || true; } | sort | "$PY" -c 'import hashlib, sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16])')"
   if [ -f "$stamp" ] && [ "$(head -n1 "$stamp")" = "$want" ]; then
     reason=$(tail -n +2 "$stamp")
   else
