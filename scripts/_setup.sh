@@ -99,7 +99,8 @@ ensure_cjk_font() {
   # A font installed after matplotlib first ran is invisible until its font list is rebuilt.
   "$py" -m attention_lab.fonts --rescan >/dev/null 2>&1 && return 0
   if ! command -v apt-get >/dev/null; then
-    out=$("$py" -m attention_lab.fonts 2>&1); say "no Chinese font for matplotlib:"; cause "$out" 12; return 1
+    out=$("$py" -m attention_lab.fonts 2>&1) || true
+    say "no Chinese font for matplotlib:"; cause "$out" 12; return 1
   fi
   ensure_apt fonts-noto-cjk "'$py' -m attention_lab.fonts --rescan"
 }
