@@ -167,3 +167,28 @@ def test_ordinals_and_glued_numbers_need_no_claim(tmp_path):
                         "## 课后自检\n\n第 0 行的份额是 {glue:text}`a10:.4f`。\n")
     proc = run(chapter)
     assert proc.returncode == 0, proc.stdout
+
+
+# ------------------------------------------------------------------ "=" versus "≈" in hand computations
+
+@pytest.mark.parametrize(
+    ("pattern", "replacement", "named"),
+    [
+        # A rounded output cell written with "=".
+        (r"≈ (?=6\.6976154933\n)", "= ", "'=' before the rounded 6.6976154933"),
+        # 1/√2 has no exact decimal: the scaled scores may not be written with "=".
+        (r"(?<=缩放分数：\[1/√2, 0/√2\]) ≈", " =", "write '≈'"),
+    ],
+)
+def test_equals_where_the_shown_numbers_do_not_give_the_result_fails(tmp_path, pattern, replacement, named):
+    proc = run(book_copy(tmp_path, "f11-attention.md", pattern, replacement))
+    assert proc.returncode == 1, proc.stdout
+    assert named in proc.stdout, proc.stdout
+
+
+def test_equals_is_accepted_where_hand_arithmetic_on_the_shown_numbers_is_exact(tmp_path):
+    # 2/√4 = 1 and 0.5×3 = 1.5 are exact; the block sits in the chapter's first hand computation.
+    block = "```text\n[1, 2] × [[3, 4], [5, 6]] = [13, 16]\n[2/√4, 0.5×3] = [1, 1.5]\n```\n"
+    chapter = book_copy(tmp_path, "f11-attention.md", r"(?m)^## 课后自检\n", "## 课后自检\n\n" + block)
+    proc = run(chapter)
+    assert proc.returncode == 0, proc.stdout
