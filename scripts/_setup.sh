@@ -43,8 +43,9 @@ ensure_apt() {
     if [ "$rc" != 0 ]; then say "apt-get update failed (exit $rc):"; cause "$out"; return 1; fi
     _apt_updated=1
   fi
+  rc=0
   # shellcheck disable=SC2086  # several packages may be given
-  rc=0; out=$(_apt install -y -qq $pkgs 2>&1) || rc=$?
+  out=$(_apt install -y -qq $pkgs 2>&1) || rc=$?
   if [ "$rc" != 0 ]; then say "apt-get install $pkgs failed (exit $rc):"; cause "$out"; return 1; fi
   if ! out=$(eval "$check" 2>&1); then
     say "installed $pkgs, but the check still fails ($check):"; cause "$out"; return 1
