@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import io
 import re
 import subprocess
 import sys
@@ -14,9 +17,35 @@ SCRIPT = ROOT / "scripts" / "verify_concepts.py"
 CHAPTER = ROOT / "book" / "f11-attention.md"
 
 
+def _load_script():
+    spec = importlib.util.spec_from_file_location("verify_concepts", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["verify_concepts"] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+VERIFY = _load_script()
+
+
 def run(chapter: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--chapter", str(chapter)],
-                          capture_output=True, text=True, cwd=ROOT)
+    """The script's main() on ``chapter``, in this process (its command line is tested separately)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = VERIFY.main(["--chapter", str(chapter)])
+    return subprocess.CompletedProcess(["verify_concepts.py", "--chapter", str(chapter)], code, out.getvalue(), "")
+
+
+def test_command_line_checks_the_given_chapter_and_exits_with_its_status(tmp_path):
+    ok = subprocess.run([sys.executable, str(SCRIPT), "--chapter", str(CHAPTER)],
+                        capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0 and ok.stdout.rstrip().endswith("OK"), ok.stdout + ok.stderr
+    bad = subprocess.run([sys.executable, str(SCRIPT), "--chapter", str(mutated(tmp_path, "= [13, 16]", "= [13, 17]"))],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 1 and "MISMATCH" in bad.stdout
+    missing = subprocess.run([sys.executable, str(SCRIPT), "--chapter", str(tmp_path / "none.md")],
+                             capture_output=True, text=True, cwd=ROOT)
+    assert missing.returncode == 2 and "no such chapter" in missing.stderr
 
 
 def mutated(tmp_path: Path, old: str, new: str) -> Path:
