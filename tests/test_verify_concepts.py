@@ -152,6 +152,8 @@ def test_real_book_prose_is_checked_and_passes():
         ("f11-attention.md", r"(?<=这里 \$d_k=)2(?=\$)", "3", "d_k"),
         # The cross-attention sizes n, m of self-check 6.
         ("f11-attention.md", r"(?<=\$n=)3(?=\$)", "4", "cross-attention sizes"),
+        # ... and m.
+        ("f11-attention.md", r"(?<=\$m=)2(?=\$，\$d_k)", "3", "cross-attention sizes"),
         # An input row written in prose.
         ("f11-attention.md", r"(?<=\$x_0=\[1, )1(?=\]\$)", "2", "x₀"),
         # The identity table of contrast 1.
