@@ -32,6 +32,8 @@ def build_one_page(tmp_path: Path, code: str) -> subprocess.CompletedProcess:
     shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
     shutil.copytree(ROOT / "book" / "_ext", tmp_path / "book" / "_ext")
     shutil.copytree(ROOT / "book" / "_static", tmp_path / "book" / "_static")
+    # html_static_path also names the lab's package data (its JS/CSS, shared with Jupyter).
+    shutil.copytree(ROOT / "attention_lab" / "static", tmp_path / "attention_lab" / "static")
     shutil.copy(ROOT / "book" / "references.bib", tmp_path / "book" / "references.bib")
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/index\n")
     (tmp_path / "book" / "index.md").write_text(PAGE.format(code=code), encoding="utf-8")

@@ -6,8 +6,8 @@ the pages, this extension edits them in place:
 
 * **Icons.** The theme draws about 15 Font Awesome icons with a 1.5 MB script
   that redraws what its CSS already draws from the icon fonts (another 1 MB as
-  .woff2 and .ttf).  The script goes, and each font is cut down to the icons the
-  pages and the theme's CSS use (a few KB).
+  .woff2 and .ttf).  The script goes, each font is cut down to the icons the
+  pages and the theme's CSS use (a few KB), and so are the CSS rules naming icons.
 * **Lab first.** The lab's three scripts (``attention_lab.web.TWIN_JS``) are
   started by a tiny loader at the top of ``<head>``: dynamically inserted
   scripts with ``async = false`` run in order as soon as they arrive, blocked
@@ -16,7 +16,8 @@ the pages, this extension edits them in place:
   inline script after a pending stylesheet would hold up the parser), so the
   page is parsed, and the lab started, while theme files are still loading.
   The theme's "search as you type" files (off in this book) are not loaded on
-  ordinary pages, nor the lab's files on pages without a lab.
+  ordinary pages, nor the lab's files on pages without a lab, nor sphinx-design's
+  on pages without its components.
 * **Chinese search.** ``search.html`` also loads ``_static/f11-search.js``, which
   segments a query the way the index is and shows each hit's section prose.
 * **Chinese names.** The theme's English button names and titles are replaced
@@ -94,13 +95,27 @@ def used_icon_codepoints(outdir: Path, pages: list[str]) -> set[int]:
         own |= {int(c, 16) for c in _PUA_CONTENT.findall(rest)}
         own |= {ord(c) for c in rest if 0xE000 <= ord(c) <= 0xF8FF}  # icons written as characters
     used = set(own)
-    for page in pages:
-        for classes in re.findall(r'class="([^"]*\bfa-[^"]*)"', page):
-            used |= {by_class[c] for c in classes.split() if c in by_class}
+    for cls in used_icon_classes(pages):
+        if cls in by_class:
+            used.add(by_class[cls])
     return used
 
 
-def subset_icon_fonts(outdir: Path, codepoints: set[int]) -> None:
+def used_icon_classes(pages: list[str]) -> set[str]:
+    return {c for page in pages for classes in re.findall(r'class="([^"]*\bfa-[^"]*)"', page)
+            for c in classes.split() if c.startswith("fa-")}
+
+
+def strip_unused_icon_rules(css: str, used_classes: set[str]) -> str:
+    """Drop the theme CSS's ``.fa-x:before{content:…}`` rules for the ~1,800 icons no page uses (85 KB)."""
+    def keep(m: re.Match) -> str:
+        names = set(re.findall(r"\.(fa-[a-z0-9-]+):before", m.group(1)))
+        return m.group(0) if names & used_classes else ""
+
+    return _FA_CLASS_RULE.sub(keep, css)
+
+
+def subset_icon_fonts(outdir: Path, codepoints: set[int], used_classes: set[str]) -> None:
     """Cut the theme's Font Awesome fonts down to ``codepoints``; drop the 1.5 MB icon script.
 
     The theme ships each font as .woff2 and .ttf (about 1 MB together) plus a script that
@@ -129,7 +144,7 @@ def subset_icon_fonts(outdir: Path, codepoints: set[int]) -> None:
                      f'src:url(../vendor/fontawesome/webfonts/{ttf.stem}.woff) format("woff")', css)
         ttf.unlink()
         (fonts / f"{ttf.stem}.woff2").unlink(missing_ok=True)
-    css_file.write_text(css, "utf-8")
+    css_file.write_text(strip_unused_icon_rules(css, used_classes), "utf-8")
     for name in ("fontawesome.js", "fontawesome.js.map", "fontawesome.js.LICENSE.txt"):
         (outdir / "_static" / "scripts" / name).unlink(missing_ok=True)
 
@@ -210,6 +225,10 @@ def lab_first(page: str, outdir: Path, lab_files: tuple[str, ...], search_page: 
         # No lab on this page (index, notation, search): neither its scripts nor its styles.
         lab_srcs = []
         head = re.sub(r'\s*<link\b[^>]*href="[^"]*attention-lab/[^"]*\.css[^"]*"[^>]*>', "", head)
+    if not re.search(r'class="[^"]*\bsd-', rest):
+        # No sphinx-design component (dropdown, tab, card) on this page: not its 55 KB of CSS.
+        head = re.sub(r'\s*<link\b[^>]*href="[^"]*sphinx-design\.min\.css[^"]*"[^>]*>', "", head)
+        head = re.sub(r'\s*<script defer\b[^>]*src="[^"]*design-tabs\.js[^"]*"></script>', "", head)
     first_css = _STYLESHEET.search(head)
     cut = first_css.start() if first_css else len(head)
     loader = ""
@@ -273,7 +292,8 @@ def finish_pages(app, exc):
         if new != page:
             html_file.write_text(new, "utf-8")
     if (outdir / FA_FONTS).is_dir():
-        subset_icon_fonts(outdir, used_icon_codepoints(outdir, list(pages.values())))
+        texts = list(pages.values())
+        subset_icon_fonts(outdir, used_icon_codepoints(outdir, texts), used_icon_classes(texts))
 
 
 def setup(app):
