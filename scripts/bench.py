@@ -14,6 +14,8 @@ Prints, side by side in one run (median and p95, in ms; from this machine, not a
    ArrowLeft) on the Wv[0,0] slider's handle -> the O[爱, 第0格] value shown updated (the cell's text
    for the lab; the new picture decoded for the naive way), timed inside the page with
    ``performance.now()`` from the keydown to the next animation frame after the change.
+   For (a) it also splits the time at the moment the kernel's new state arrives on the websocket:
+   the kernel round trip (the machine's load shows here first) and the view's own update.
    Targets: (a) median <= 50 ms and >= 5x faster.
 3. (if ``scripts/bench_twin.py`` is there) the static site's twin in headless Chromium.
 
@@ -152,12 +154,22 @@ box"""
 
 # In the page: keydown on `handle` starts the clock; the first change under `target` after it
 # (text for the lab, a new <img> for the naive way, awaited until decoded) stops it at the next frame.
+# For the lab it also notes when the kernel's new state arrives on the websocket (WS_HOOK), to
+# split the time into the kernel round trip and the view's own update.
 INSTALL = """([handleSel, targetSel, kind]) => {
   const handle = document.querySelector(handleSel), target = document.querySelector(targetSel);
-  const b = window.__bench = { t0: 0, t1: 0, times: [] };
-  handle.addEventListener('keydown', () => { b.t0 = performance.now(); b.t1 = 0; }, true);
+  const b = window.__bench = { t0: 0, t1: 0, tState: 0, times: [], split: [] };
+  handle.addEventListener('keydown', () => { b.t0 = performance.now(); b.t1 = 0; b.tState = 0; }, true);
+  window.__benchWs = (data) => {
+    if (!b.t0 || b.t1 || b.tState || kind !== 'text') return;
+    const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+    if (text.indexOf('raw_scores') >= 0) b.tState = performance.now();
+  };
   const done = () => requestAnimationFrame(() => {
-    if (b.t0 && !b.t1) { b.t1 = performance.now(); b.times.push(b.t1 - b.t0); }
+    if (b.t0 && !b.t1) {
+      b.t1 = performance.now(); b.times.push(b.t1 - b.t0);
+      if (b.tState) b.split.push([b.tState - b.t0, b.t1 - b.tState]);
+    }
   });
   new MutationObserver((records) => {
     if (!b.t0 || b.t1) return;
@@ -170,6 +182,19 @@ INSTALL = """([handleSel, targetSel, kind]) => {
 }"""
 
 
+WS_HOOK = """(() => {
+  const Native = window.WebSocket;
+  function Hooked(...args) {
+    const socket = new Native(...args);
+    socket.addEventListener('message', (e) => { if (window.__benchWs) window.__benchWs(e.data); });
+    return socket;
+  }
+  Hooked.prototype = Native.prototype;
+  Object.assign(Hooked, Native);
+  window.WebSocket = Hooked;
+})()"""
+
+
 def _write_notebook(path: Path) -> None:
     import nbformat
 
@@ -179,7 +204,7 @@ def _write_notebook(path: Path) -> None:
     nbformat.write(nb, str(path))
 
 
-def _press_series(page, handle_sel: str, target_sel: str, kind: str, presses: int) -> list[float]:
+def _press_series(page, handle_sel: str, target_sel: str, kind: str, presses: int):
     page.locator(target_sel).scroll_into_view_if_needed()
     page.evaluate(INSTALL, [handle_sel, target_sel, kind])
     handle = page.locator(handle_sel)
@@ -188,10 +213,11 @@ def _press_series(page, handle_sel: str, target_sel: str, kind: str, presses: in
         page.keyboard.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
         page.wait_for_function("(n) => window.__bench.times.length >= n", arg=k + 1, timeout=60_000)
         page.wait_for_timeout(60)  # let the kernel's echo settle before the next press
-    return list(page.evaluate("() => window.__bench.times"))
+    return page.evaluate("() => [window.__bench.times, window.__bench.split]")
 
 
-def bench_jupyterlab(presses: int, naive_presses: int) -> tuple[list[float], list[float]]:
+def bench_jupyterlab(presses: int, naive_presses: int):
+    """-> (lab times, naive times, lab splits [(key -> state in, state in -> shown)])."""
     from playwright.sync_api import sync_playwright
 
     from jupyterlab_server import open_and_run, running_jupyterlab
@@ -205,19 +231,21 @@ def bench_jupyterlab(presses: int, naive_presses: int) -> tuple[list[float], lis
                                          args=["--no-sandbox", "--disable-gpu"])
             try:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
+                page.add_init_script(WS_HOOK)
                 page.set_default_timeout(90_000)
                 open_and_run(page, base, token, "bench.ipynb")
                 lab_root = '.f11-lab [data-attention-lab][data-lab-ready="true"]'
                 page.wait_for_selector(lab_root)
                 page.wait_for_selector(".naive-lab img")
                 page.wait_for_timeout(1000)
-                lab = _press_series(page, ".f11-lab .f11-param-Wv-0-0 .noUi-handle",
-                                    '.f11-lab td[data-matrix="O"][data-row="1"][data-col="0"] .al-v', "text", presses)
-                naive = _press_series(page, ".naive-lab .naive-f11-param-Wv-0-0 .noUi-handle",
-                                      ".naive-lab .widget-output", "img", naive_presses)
+                lab, split = _press_series(page, ".f11-lab .f11-param-Wv-0-0 .noUi-handle",
+                                           '.f11-lab td[data-matrix="O"][data-row="1"][data-col="0"] .al-v',
+                                           "text", presses)
+                naive, _ = _press_series(page, ".naive-lab .naive-f11-param-Wv-0-0 .noUi-handle",
+                                         ".naive-lab .widget-output", "img", naive_presses)
             finally:
                 browser.close()
-    return lab, naive
+    return lab, naive, split
 
 
 # ------------------------------------------------------------------------------ 3. the site's twin
@@ -278,13 +306,16 @@ def main(argv=None) -> int:
     if not args.no_jupyter:
         print("2. JupyterLab in headless Chromium: key press on a slider -> O[爱,第0格] shown updated")
         try:
-            jl_lab, jl_naive = bench_jupyterlab(args.presses, args.naive_presses)
+            jl_lab, jl_naive, split = bench_jupyterlab(args.presses, args.naive_presses)
         except Exception as exc:  # report, don't hide the Python figures above
             print(f"  not measured ({type(exc).__name__}: {str(exc)[:300]})")
         else:
             raw.update(jupyter_lab=jl_lab, jupyter_naive=jl_naive)
             print(head)
             print(row("(a) AttentionLab (anywidget view, HTML cells)", jl_lab))
+            if split:
+                print(row("    of which: key -> the kernel's new state arrives", [a for a, _ in split]))
+                print(row("    of which: state arrives -> O shown (the view)", [b for _, b in split]))
             print(row("(b) naive interact + new matplotlib figure", jl_naive))
             m_lab, m_naive = stats(jl_lab)[0], stats(jl_naive)[0]
             print(f"  speed-up (median, naive / lab): {m_naive / m_lab:.1f}x   "
