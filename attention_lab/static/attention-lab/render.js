@@ -11,6 +11,22 @@
  * Colours: cividis on a fixed scale per kind of table (legend under each), text black or
  * white per cell, whichever contrasts more (always >= 4.58:1, WCAG AA); masked cells hatched
  * and labelled.  All Chinese text comes from strings_zh.json (options.strings).
+ *
+ *   var view = AttentionLabRender.mountView(container, {
+ *     strings,      // strings_zh.json as an object
+ *     ranges,       // {X: {min, max, step}, Wq, Wk, Wv, d_k}
+ *     core,         // AttentionLabCore (attention.js); default window.AttentionLabCore
+ *     controls,     // optional Element: the driver's controls, placed in the view's layout
+ *     sourceRoot    // optional Element or () => Element holding [data-lab-source="X[0,1]"] controls
+ *   });
+ *   view.update({params, result, row, notes});
+ *     params: {"X[0,0]": 1, ..., "d_k": 2, "causal": true}; result: {Q, K, V, S, A, O} as arrays of
+ *     rows (masked S cells -Infinity or null; omitted: computed from params); row: 0 | 1;
+ *     notes: plain strings for the note area.
+ *   view.step() / view.predict() / view.reveal() / view.destroy()
+ * The root ([data-attention-lab], the container's closest, else the container) carries
+ * data-layout (wide | narrow | phone, from its own width), data-step, data-predict and
+ * data-lab-ready="true" after the first update.
  */
 (function (root, factory) {
   "use strict";
