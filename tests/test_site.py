@@ -113,6 +113,9 @@ def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
         assert "install-attention-lab" in notebook.cells[0].metadata.get("tags", [])
         assert [c.source for c in notebook.cells[1:]] == [c.source for c in source.cells]
         assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
+        # The page header's "download .ipynb" gives this reader's notebook, not the build's copy.
+        page = (built_site / "book" / f"{stem}.html").read_text("utf-8")
+        assert f'href="../_notebooks/{stem}.ipynb"' in page and "_sources/book/" + stem + ".ipynb" not in page
 
 
 @pytest.mark.browser

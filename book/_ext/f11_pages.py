@@ -176,6 +176,21 @@ def accessible(page: str) -> str:
     return page
 
 
+def notebook_download(page: str, html_file: Path, outdir: Path) -> str:
+    """The header's "download .ipynb" gives the notebook made for readers (``_notebooks/``:
+    it installs attention_lab where missing, next to the package's wheel), not the
+    build's own copy in ``_sources/``."""
+    def swap(m: re.Match) -> str:
+        stem = m.group(2)
+        target = outdir / "_notebooks" / f"{stem}.ipynb"
+        if not target.exists():
+            return m.group(0)
+        rel = Path(*([".."] * (len(html_file.relative_to(outdir).parts) - 1)), "_notebooks", f"{stem}.ipynb")
+        return f'href="{rel.as_posix()}"'
+
+    return re.sub(r'href="((?:\.\./)*_sources/(?:[^"/]+/)*)([^"/]+)\.ipynb"', swap, page)
+
+
 _SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script>\s*", re.S)
 _STYLESHEET = re.compile(r'<link\b[^>]*rel="stylesheet"[^>]*>')
 
@@ -263,17 +278,20 @@ ROOT_PAGE = """<!DOCTYPE html>
 """
 
 
+def write_root_page(app, exc):
+    if exc is not None or app.builder.format != "html" or app.config.root_doc == "index":
+        return
+    (Path(app.outdir) / "index.html").write_text(
+        ROOT_PAGE.format(title=app.config.html_title or app.config.project, target=f"{app.config.root_doc}.html"),
+        "utf-8")
+
+
 def finish_pages(app, exc):
     if exc is not None or app.builder.format != "html":
         return
     from attention_lab.web import TWIN_JS
 
     outdir = Path(app.outdir)
-    root_doc = app.config.root_doc
-    if root_doc != "index":
-        target = f"{root_doc}.html"
-        (outdir / "index.html").write_text(
-            ROOT_PAGE.format(title=app.config.html_title or app.config.project, target=target), "utf-8")
     pages = {}
     for html_file in sorted(outdir.rglob("*.html")):
         if "_static" not in html_file.relative_to(outdir).parts:
@@ -282,6 +300,7 @@ def finish_pages(app, exc):
         new = re.sub(r'<script defer src="[^"]*fontawesome\.js[^"]*"></script>\s*', "", page)
         new = re.sub(r'<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*" ?/?>\s*', "", new)
         new = accessible(chinese_names(new))
+        new = notebook_download(new, html_file, outdir)
         search_page = html_file == outdir / "search.html"
         new = lab_first(new, outdir, tuple(TWIN_JS), search_page=search_page)
         if search_page:
@@ -299,5 +318,7 @@ def finish_pages(app, exc):
 def setup(app):
     # Before sphinx-external-toc's own handler (500), which writes a bare redirect
     # when index.html does not exist yet.
-    app.connect("build-finished", finish_pages, priority=400)
+    app.connect("build-finished", write_root_page, priority=400)
+    # After f11_site.write_ipynb (500), so the header can link the notebooks it writes.
+    app.connect("build-finished", finish_pages, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
