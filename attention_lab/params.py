@@ -148,7 +148,7 @@ def coerce(name: str, raw, current=None) -> tuple[float | bool, str | None]:
     (``current``); with no ``current`` it falls back to the baseline.
 
     >>> coerce("X[0,0]", 3.05)
-    (3.0, 'X[0,0] 的范围是 -3 到 3，3.05 已改为 3')
+    (3.0, 'X[0,0] 的范围是 −3 到 3，3.05 已改为 3')
     >>> coerce("d_k", 3.9)
     (4.0, 'd_k 取整数，3.9 已改为 4')
     >>> coerce("Wq[0,0]", "0x10", current=0.5)
@@ -174,19 +174,24 @@ def coerce(name: str, raw, current=None) -> tuple[float | bool, str | None]:
         nonfinite = not math.isnan(value) or _is_nonfinite_word(raw) or (
             isinstance(raw, (float, np.floating)) and math.isnan(raw))
         what = "有限的数" if nonfinite else "数"
-        return keep, f"{name} 需要一个{what}，“{_short(raw)}”没有采用，仍为 {keep:g}"
+        return keep, f"{name} 需要一个{what}，“{_short(raw)}”没有采用，仍为 {_g(keep)}"
     note = None
     if value < r.min or value > r.max:
         clamped = r.clamp(value)
-        note = f"{name} 的范围是 {r.min:g} 到 {r.max:g}，{value:g} 已改为 {clamped:g}"
+        note = f"{name} 的范围是 {_g(r.min)} 到 {_g(r.max)}，{_g(value)} 已改为 {_g(clamped)}"
         value = clamped
     if name == "d_k":
         rounded = float(round(value))  # halves to even, as attention.js roundHalfEven
         if rounded != value:
-            note = note or f"d_k 取整数，{value:g} 已改为 {rounded:g}"
+            note = note or f"d_k 取整数，{_g(value)} 已改为 {_g(rounded)}"
             value = rounded
         value = r.clamp(value)
     return value, note
+
+
+def _g(x: float) -> str:
+    """A number in a note: ``f"{x:g}"`` with the chapter's minus sign (U+2212), as the tables show it."""
+    return f"{x:g}".replace("-", "\u2212")
 
 
 def _short(raw) -> str:
