@@ -36,6 +36,10 @@ This script reads the chapter source and checks, against
    the slider ranges of the lab ...), or be a year next to its citation, a self-check
    question number, or not a quantity (an ordinal such as 第 0 行, a list marker, a version).
    Anything else fails as "unchecked number", naming file and line.
+6. **"=" and "≈".**  In hand computations "=" stands only where it is true as written:
+   the printed numbers on its left give the printed result exactly (fractions, no
+   floats), and a written-out value after it is not a rounding; otherwise the chapter
+   writes "≈" (the rule of its rounding note and of the lab's worked text).
 
 Usage::
 
