@@ -122,9 +122,14 @@ def subset_icon_fonts(outdir: Path, codepoints: set[int], used_classes: set[str]
     redraws the same icons as SVG.  Its CSS already draws them from the font, so the
     script goes and each font becomes one small .woff with only the icons in use.
     """
+    import logging as std_logging
+
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
+    # fontTools reports every glyph it keeps at INFO level ("Glyph names: …"); the build
+    # log is read for missing-glyph warnings, so keep it quiet.
+    std_logging.getLogger("fontTools").setLevel(std_logging.WARNING)
     fonts = outdir / FA_FONTS
     css_file = outdir / FA_CSS
     css = css_file.read_text("utf-8")
