@@ -210,10 +210,10 @@ class AttentionFigure:
         """Lets Jupyter and myst-nb show the figure as SVG."""
         return self.to_svg()
 
-    def to_png(self) -> bytes:
-        """Render with the Agg backend at :data:`PNG_SCALE` times the figure's dpi; PNG bytes."""
+    def to_png(self, scale: float = PNG_SCALE) -> bytes:
+        """Render with the Agg backend at ``scale`` times the figure's dpi (default 2×); PNG bytes."""
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=self.figure.dpi * PNG_SCALE)
+        self.figure.savefig(buffer, format="png", dpi=self.figure.dpi * scale)
         return buffer.getvalue()
 
 
