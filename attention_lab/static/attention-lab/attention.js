@@ -357,6 +357,9 @@
     return Number(text.replace(/_/g, ""));
   }
 
+  /** A number in a note: Python's f"{x:g}" with the chapter's minus sign (U+2212), as params._g. */
+  function noteNum(x) { return pyG(x).replace(/-/g, "\u2212"); }
+
   function quoted(raw) {
     var text = typeof raw === "string" ? raw : (typeof raw === "number" ? pyG(raw) : String(raw));
     return text.length > 24 ? text.slice(0, 24) + "…" : text;
@@ -379,20 +382,21 @@
     var keep = current === undefined || current === null ? baseline[name] : Number(current);
     var value = parseNumber(raw);
     if (value !== value || !isFinite(value)) {
+      // "数" for text that is no number at all; "有限的数" for NaN, Infinity, "inf", "1e999".
       var word = typeof raw === "string" && /^[+-]?(inf|infinity|nan)$/.test(normalizeNumberText(raw).toLowerCase());
-      var what = typeof raw === "number" || word ? "有限的数" : "数";
-      return { value: keep, note: name + " 需要一个" + what + "，“" + quoted(raw) + "”没有采用，仍为 " + pyG(keep) };
+      var nonfinite = value === value || word || (typeof raw === "number" && raw !== raw);
+      return { value: keep, note: name + " 需要一个" + (nonfinite ? "有限的数" : "数") + "，“" + quoted(raw) + "”没有采用，仍为 " + noteNum(keep) };
     }
     var note = null;
     if (value < r.min || value > r.max) {
       var clamped = Math.min(r.max, Math.max(r.min, value));
-      note = name + " 的范围是 " + pyG(r.min) + " 到 " + pyG(r.max) + "，" + pyG(value) + " 已改为 " + pyG(clamped);
+      note = name + " 的范围是 " + noteNum(r.min) + " 到 " + noteNum(r.max) + "，" + noteNum(value) + " 已改为 " + noteNum(clamped);
       value = clamped;
     }
     if (name === "d_k") {
       var rounded = roundHalfEven(value);
       if (rounded !== value) {
-        note = note || "d_k 取整数，" + pyG(value) + " 已改为 " + pyG(rounded);
+        note = note || "d_k 取整数，" + noteNum(value) + " 已改为 " + noteNum(rounded);
         value = rounded;
       }
       value = Math.min(r.max, Math.max(r.min, value));
