@@ -254,9 +254,11 @@ def lab_first(page: str, outdir: Path, lab_files: tuple[str, ...], search_page: 
     loader = ""
     if lab_srcs:
         listed = ",".join(f'"{s}"' for s in lab_srcs)
+        # fetchPriority "high": a script inserted this way would otherwise be fetched at low
+        # priority, after the stylesheets, when the network is slow.
         loader = ("<script>/* the lab's own scripts first, in order, blocked by nothing else */"
                   f"[{listed}].forEach(function(s){{var e=document.createElement(\"script\");"
-                  "e.src=s;e.async=false;document.head.appendChild(e);});</script>\n")
+                  "e.src=s;e.async=false;e.fetchPriority=\"high\";document.head.appendChild(e);});</script>\n")
     head = head[:cut] + loader + "\n".join(inline) + ("\n" if inline else "") + head[cut:]
     # sphinx-thebe's global for a kernel name: thebe is off, nothing reads it.
     rest = re.sub(r"<script>kernelName = '[^']*'</script>\s*", "", rest)
