@@ -710,3 +710,33 @@ def test_predict_hides_a_and_o_until_reveal(lab_page):
     r = python_result(params)
     shown = twin.root.locator("td[data-matrix='O'] .al-v").evaluate_all("els => els.map(e => e.textContent)")
     assert shown == [format_value(r.O[i, j]) for i in range(2) for j in range(2)]
+
+
+def test_view_drawn_from_python_json_shows_the_same_cells_and_text(lab_page):
+    """The contract the Jupyter widget uses: mountView + update with a result from Python's JSON
+    (masked cells as null), no controls: the same markup, numbers and worked text."""
+    params = {**default_params(), "Wv[1,1]": -3.5, "d_k": 3.0}
+    r = python_result(params)
+    result = {n: [[None if math.isinf(v) else float(v) for v in row] for row in getattr(r, n)] for n in TABLES}
+    twin = lab_page()
+    shown = twin.page.evaluate("""([params, result]) => {
+        const host = document.createElement("div");
+        document.body.appendChild(host);
+        const config = document.querySelector("[data-attention-lab]").__attentionLab.config;
+        const view = AttentionLabRender.mountView(host, { strings: config.strings, ranges: config.ranges });
+        view.update({ params, result, row: 0, notes: ["一条说明"] });
+        const cells = {};
+        for (const td of host.querySelectorAll("td[data-matrix]")) {
+          cells[td.dataset.matrix] = cells[td.dataset.matrix] || [[null, null], [null, null]];
+          cells[td.dataset.matrix][+td.dataset.row][+td.dataset.col] = td.dataset.value;
+        }
+        return { cells, ready: host.dataset.labReady, lab: host.hasAttribute("data-attention-lab"),
+                 worked: [...host.querySelectorAll("[data-lab-worked] > p")].map(p => p.textContent).join("\\n"),
+                 notes: host.querySelector("[data-lab-notes]").textContent,
+                 controls: host.querySelectorAll("input").length };
+    }""", [params, result])
+    assert shown["ready"] == "true" and shown["lab"] and shown["controls"] == 0
+    assert_cells_equal_python(shown["cells"], params, "view from Python JSON")
+    assert shown["cells"]["S"][0][1] == "-Infinity"
+    assert shown["worked"] == worked_text(r, 0)
+    assert shown["notes"] == "一条说明"
