@@ -616,6 +616,10 @@ def test_hover_and_focus_mark_exactly_what_a_cell_comes_from_with_the_numbers(la
                                   " document.activeElement.dataset.col]") == ["S", "1", "1"]
         assert set(twin.root.evaluate(LINKED)) == expected_linked("S", 1, 1, r, row)
         assert explain.text_content() == expected_explanation("S", 1, 1, r, params)
+        twin.page.keyboard.press("ArrowRight")  # past S's edge: on into A
+        assert twin.page.evaluate("() => document.activeElement.dataset.matrix + document.activeElement.dataset.row"
+                                  " + document.activeElement.dataset.col") == "A10"
+        assert set(twin.root.evaluate(LINKED)) == expected_linked("A", 1, 0, r, row)
 
 
 def pending_cells(twin) -> set:

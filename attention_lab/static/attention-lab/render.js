@@ -534,7 +534,15 @@
       if (!d) return;
       var name = td.getAttribute("data-matrix");
       var i = Number(td.getAttribute("data-row")) + d[0], j = Number(td.getAttribute("data-col")) + d[1];
-      if (i < 0 || i > 1 || j < 0 || j > 1) return;
+      if (i < 0 || i > 1) return;
+      if (j < 0 || j > 1) {
+        // Past a table's left or right edge: on into the neighbouring table (S A O, Q K V).
+        var order = "SAO".indexOf(name) >= 0 ? "SAO" : "QKV";
+        var next = order.charAt(order.indexOf(name) + (j < 0 ? -1 : 1));
+        if (!next) return;
+        name = next;
+        j = j < 0 ? 1 : 0;
+      }
       e.preventDefault();
       handles[name].cells[i][j].td.focus();
     }
