@@ -483,15 +483,7 @@ def evaluate_exact(segment: str):
 
 
 def _sign_fail(report: Report, st: Statement, message: str) -> None:
-    if st.text in SIGN_WARNINGS_ONLY:
-        report.warnings.append(f"line {st.line}: {message}")
-    else:
-        report.fail(st.line, message)
-
-
-#: Statements of the chapter that still break the "=" rule, reported as a warning (not a failure)
-#: until the chapter's text is corrected (asked of the chapter's author in coord/REQUESTS.md).
-SIGN_WARNINGS_ONLY = ("S = QKᵀ/√2 + M = [[0, −∞], [0.7071067812, 0]]",)
+    report.fail(st.line, message)
 
 
 def check_signs(st: Statement, known, report: Report) -> None:

@@ -209,6 +209,8 @@ def test_ordinals_and_glued_numbers_need_no_claim(tmp_path):
         (r"≈ (?=6\.6976154933\n)", "= ", "'=' before the rounded 6.6976154933"),
         # 1/√2 has no exact decimal: the scaled scores may not be written with "=".
         (r"(?<=缩放分数：\[1/√2, 0/√2\]) ≈", " =", "write '≈'"),
+        # The score table with its rounded 0.7071067812 (once only a warning, now a failure).
+        (r"(?<=S = QKᵀ/√2 \+ M) ≈", " =", "'=' before the rounded 0.7071067812"),
     ],
 )
 def test_equals_where_the_shown_numbers_do_not_give_the_result_fails(tmp_path, pattern, replacement, named):
