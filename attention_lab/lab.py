@@ -241,7 +241,10 @@ class AttentionLab:
     def notes(self) -> list[str]:
         """What the lab says now (shown in the view): refusals and clamping first, then the
         status messages (a value at its range end, d_k not the width, causal off)."""
-        return list(self._notes.values()) + self._messages()
+        return self._notes_for(self.params)
+
+    def _notes_for(self, params: dict) -> list[str]:
+        return list(self._notes.values()) + self._messages(params)
 
     @contextmanager
     def hold(self):
@@ -320,10 +323,9 @@ class AttentionLab:
         if self.d_k_presets.value != want:
             self.d_k_presets.value = want
 
-    def _messages(self) -> list[str]:
+    def _messages(self, params: dict) -> list[str]:
         s = self.strings["lab"]
         messages = []
-        params = self.params
         for name in PARAM_NAMES[:-2]:
             r = range_of(name)
             value = params[name]
@@ -342,7 +344,7 @@ class AttentionLab:
     def _update(self) -> None:
         """Recompute from the controls' current values and hand the view its new state."""
         params = self.params
-        notes = self.notes
+        notes = self._notes_for(params)  # one read of the controls per change
         try:
             result = attention(**tables_from_params(params))
             if not all(np.all(np.isfinite(getattr(result, k))) for k in ("Q", "K", "V", "A", "O")):
