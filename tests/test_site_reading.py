@@ -252,6 +252,20 @@ def test_printed_chapter_is_a_handout_with_every_answer(site_url, new_page):
     assert shown == [], f"printed with navigation chrome: {shown}"
 
 
+@pytest.mark.browser
+def test_printed_lab_page_has_its_title_and_the_whole_snapshot_on_page_one(site_url, new_page):
+    from pypdf import PdfReader
+
+    rec = new_page()
+    rec.page.goto(f"{site_url}/book/lab.html")
+    rec.page.wait_for_selector("[data-attention-lab][data-lab-ready='true']")
+    for paper in ("A4", "Letter"):  # Letter is the shorter page
+        pages = PdfReader(io.BytesIO(rec.page.pdf(format=paper, print_background=True))).pages
+        first = _norm(pages[0].extract_text())
+        for shown in ("课堂实验台", "分数表", "份额表", "输出表", "逐步计算"):
+            assert shown in first, f"page 1 of the lab page printed on {paper} lacks {shown!r}: {first[:200]}"
+
+
 # ---------------------------------------------------------------- phone
 
 PHONE_PROBE = """() => {
