@@ -43,21 +43,44 @@ READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f", "d_k": ".0f"}
 #: d_k values one click away (the chapter's experiment drags d_k from 1 to 64).
 D_K_PRESETS = (1, 2, 4, 8, 16, 32, 64)
 
-#: Width of one slider widget (label + track + readout): the track stays >= 120 px.
-SLIDER_WIDTH = "270px"
+#: Narrowest slider widget (label + track + readout): the track stays >= 120 px.  A table's
+#: four sliders sit two by two (as the table's cells do) when there is room, else one a line.
+SLIDER_WIDTH = "240px"
+
+#: Width of the sliders' column: two sliders a line (a phone gets all of its width, one a line).
+CONTROLS_WIDTH = "524px"
 
 #: Scoped CSS for the ipywidgets controls (the view brings lab.css).  Only affects ``.f11-lab``.
+#: ``f11-split`` is set by the view (widget.js) when the whole lab is at least 48rem wide, as on
+#: the site's projector page: then the box is a grid, sliders | S, A, O stacked at 28 px, and the
+#: rest of the view (its buttons, explanation, notes, Q/K/V, worked text) under both, full width.
+#: The view's own wrappers take no box of their own there (display: contents), so its parts
+#: become the grid's items.  At 1024x768 with JupyterLab's file browser folded away (Ctrl+B, as
+#: lab.md tells the teacher) every slider and S, A, O fit on one screen.
 CSS = """
 <style>
+.f11-lab { gap: 6px 12px; }
+.f11-lab > .f11-controls { width: %(controls)s; max-width: 100%%; }
 .f11-lab .f11-controls { font-size: 17px; }
 .f11-lab .f11-controls .widget-label, .f11-lab .f11-controls .widget-readout,
 .f11-lab .f11-controls .widget-toggle-button, .f11-lab .f11-controls .widget-button,
 .f11-lab .f11-controls .widget-checkbox label { font-size: 17px !important; }
 .f11-lab .f11-controls .widget-readout { min-width: 3.4em; }
-.f11-lab .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 2px 6px; margin: 2px; }
-.f11-lab .f11-table-title { font-weight: 600; font-size: 17px; margin: 0 0 0 4px; }
+.f11-lab .f11-controls .widget-slider .slider-container { flex: 1 1 120px; min-width: 120px; }
+.f11-lab .f11-controls .f11-param-d_k { flex-wrap: wrap; height: auto; }
+.f11-lab .f11-controls .f11-param-causal, .f11-lab .f11-controls .f11-param-causal label {
+  height: auto; white-space: normal; line-height: 1.3; }
+.f11-lab .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 0 6px 2px; margin: 1px 2px; }
+.f11-lab .f11-table-title { font-weight: 600; font-size: 17px; margin: 0 0 0 4px; line-height: 1.5; }
+.f11-lab .f11-actions { gap: 2px 4px; }
+.f11-lab .f11-row { display: flex; align-items: center; }
+.f11-lab.f11-split { display: grid; grid-template-columns: auto auto; justify-content: start; align-items: start; }
+.f11-lab.f11-split > .lm-Widget:not(.f11-controls),
+.f11-lab.f11-split .attention-lab-jupyter.al-lab, .f11-lab.f11-split .al-lab .al-view { display: contents; }
+.f11-lab.f11-split .al-lab .al-results { grid-column: 2; grid-row: 1; position: static; }
+.f11-lab.f11-split .al-lab .al-main { grid-column: 1 / -1; grid-row: 2; }
 </style>
-"""
+""" % {"controls": CONTROLS_WIDTH}
 
 
 def dom_class(name: str) -> str:
@@ -164,7 +187,7 @@ class AttentionLab:
                     description=s_controls["d_k"] if is_dk else name[len(t):],
                     readout=True, readout_format=READOUT[t], continuous_update=True,
                     style={"description_width": "9.5em" if is_dk else "2.6em"},
-                    layout=widgets.Layout(width="420px" if is_dk else SLIDER_WIDTH),
+                    layout=widgets.Layout(width="auto", min_width="0"),
                 )
                 slider.add_class(dom_class(name))
                 self.controls[name] = slider
@@ -173,7 +196,8 @@ class AttentionLab:
                 break
             title = widgets.HTML(f'<div class="f11-table-title">{html.escape(s_controls["table_" + t])}</div>')
             box = widgets.VBox([title, widgets.GridBox(cells, layout=widgets.Layout(
-                grid_template_columns=f"repeat(2, {SLIDER_WIDTH})", grid_gap="0 6px"))])
+                grid_template_columns=f"repeat(auto-fit, minmax(min(100%, {SLIDER_WIDTH}), 1fr))",
+                grid_gap="0 6px"))])
             box.add_class("f11-table")
             table_boxes.append(box)
         d_k = self.controls["d_k"]
@@ -191,7 +215,8 @@ class AttentionLab:
 
         self.row_control = widgets.ToggleButtons(
             options=[(tok, k) for k, tok in enumerate(self.tokens)], value=row,
-            description=s_controls["row"], style={"description_width": "5.5em", "button_width": "3.2em"})
+            description=s_controls["row"], style={"description_width": "5.5em", "button_width": "3.2em"},
+            layout=widgets.Layout(width="auto"))
         self.row_control.add_class("f11-row")
         s_buttons = self.strings["buttons"]
         self.buttons = {
@@ -211,12 +236,13 @@ class AttentionLab:
         options = widgets.VBox([d_k, self.d_k_presets, causal])
         actions = widgets.HBox([self.row_control, *self.buttons.values()],
                                layout=widgets.Layout(flex_flow="row wrap", align_items="center"))
+        actions.add_class("f11-actions")
         controls_box = widgets.VBox([widgets.HTML(CSS), *table_boxes, options, actions],
-                                    layout=widgets.Layout(flex="0 0 auto"))
+                                    layout=widgets.Layout(flex="0 1 auto", min_width="0"))
         controls_box.add_class("f11-controls")
-        # Controls beside the tables when the notebook is wide enough (a projector with the file
-        # browser folded away), the tables under the controls when it is not.
-        self.view.layout = widgets.Layout(flex="1 1 440px", min_width="0")
+        # S, A, O beside the sliders when the lab is wide enough (class f11-split, set by the view:
+        # a projector with the file browser folded away), the view under the sliders when not.
+        self.view.layout = widgets.Layout(flex="1 1 100%", min_width="0")
         self.widget = widgets.HBox([controls_box, self.view],
                                    layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"))
         self.widget.add_class("f11-lab")

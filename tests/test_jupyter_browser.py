@@ -172,6 +172,81 @@ def test_the_widget_carries_the_same_view_as_the_site(lab_page, site_url, browse
     assert (in_jupyter["ready"], in_jupyter["step"]) == (on_site["ready"], on_site["step"])
 
 
+#: Every control of the lab and the S, A, O tables: (name, box [l, t, r, b], whether the point at
+#: its centre belongs to it, i.e. nothing covers it), and the notebook's visible area at this scroll.
+LAB_PARTS = """() => {
+    const lab = document.querySelector('.f11-lab');
+    const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const named = [];
+    lab.querySelectorAll('[class*="f11-param-"]').forEach(n =>
+        named.push([[...n.classList].find(c => c.startsWith('f11-param-')), n]));
+    lab.querySelectorAll('.f11-dk-presets button, .f11-actions button').forEach(n =>
+        named.push(['button ' + n.textContent.trim(), n]));
+    ['S', 'A', 'O'].forEach(m => named.push(['table ' + m, lab.querySelector(`figure[data-matrix-table="${m}"]`)]));
+    let scroller = lab.parentElement;
+    while (scroller && !(/(auto|scroll)/.test(getComputedStyle(scroller).overflowY)
+                         && scroller.scrollHeight > scroller.clientHeight)) scroller = scroller.parentElement;
+    // A slider's label, track and readout inside its own box (none spills onto its neighbours).
+    const spills = [...lab.querySelectorAll('.widget-slider[class*="f11-param-"]')].flatMap(n => {
+        const [l, t, r, b] = box(n);
+        return [...n.querySelectorAll('.widget-label, .slider-container, .widget-readout')]
+            .filter(p => { const [pl, pt, pr, pb] = box(p); return pl < l - 1 || pt < t - 1 || pr > r + 1 || pb > b + 1; })
+            .map(p => n.className.match(/f11-param-[^ ]+/)[0] + ' ' + p.className);
+    });
+    return {
+        spills,
+        parts: named.map(([name, n]) => {
+            const b = box(n);
+            const hit = document.elementFromPoint((b[0] + b[2]) / 2, (b[1] + b[3]) / 2);
+            return [name, b, !!hit && n.contains(hit)];
+        }),
+        visible: box(scroller),
+        values: [...lab.querySelectorAll('td[data-matrix="S"] .al-v, td[data-matrix="A"] .al-v, td[data-matrix="O"] .al-v')]
+            .map(v => parseFloat(getComputedStyle(v).fontSize)),
+    };
+}"""
+
+
+def dismiss_toasts(page):
+    """Close JupyterLab's start-up notifications (the news question), as the teacher would."""
+    for button in page.locator(".Toastify__toast button[title='Hide notification']").all():
+        if button.is_visible():
+            button.click()
+    page.wait_for_function("() => ![...document.querySelectorAll('.Toastify__toast')].some(t => t.offsetParent)")
+
+
+def test_every_slider_and_s_a_o_fit_one_1024x768_screen_with_the_file_browser_folded(lab_page):
+    """The projector: JupyterLab at 1024x768 with its file browser folded away (Ctrl+B, as lab.md
+    tells the teacher; with it open the notebook is 290 px narrower, and the lab wraps, below).
+    Once the lab's cell is scrolled into view, every slider, the d_k buttons, the mask box, the row
+    choice and the three buttons, and S, A, O at 28 px, are on screen together, nothing covering them."""
+    page = lab_page
+    reset(page)
+    dismiss_toasts(page)
+    page.wait_for_selector(".f11-lab.f11-split")
+    assert page.locator(LAB).get_attribute("data-layout") == "wide"
+    page.evaluate("() => document.querySelector('.f11-lab').scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(200)
+    seen = page.evaluate(LAB_PARTS)
+    names = [name for name, _, _ in seen["parts"]]
+    assert len([n for n in names if n.startswith("f11-param-")]) == len(PARAM_NAMES)  # 17 sliders + the mask
+    assert len([n for n in names if n.startswith("button ")]) == 7 + 2 + 3  # d_k presets, 我/爱, 3 buttons
+    assert [n for n in names if n.startswith("table ")] == ["table S", "table A", "table O"]
+    vl, vt, vr, vb = seen["visible"]
+    assert (vr - vl, vb - vt) > (800, 600)  # the notebook's area: the file browser is folded away
+    for name, (left, top, right, bottom), uncovered in seen["parts"]:
+        assert max(0, vl) <= left and right <= min(1024, vr), (name, left, right, seen["visible"])
+        assert max(0, vt) <= top and bottom <= min(768, vb), (name, top, bottom, seen["visible"])
+        assert uncovered, f"{name} is covered"
+    assert not seen["spills"]
+    assert len(seen["values"]) == 12 and min(seen["values"]) >= 28, seen["values"]  # the site's projector size
+    # S, A, O in a column right of the sliders, not under them.
+    sliders_right = max(b[2] for n, b, _ in seen["parts"] if n.startswith("f11-param-"))
+    assert all(b[0] >= sliders_right for n, b, _ in seen["parts"] if n.startswith("table "))
+    if SCREENSHOT:
+        page.screenshot(path=str(Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-projector.png")))
+
+
 def test_slider_tracks_are_wide_enough_to_drag(lab_page):
     widths = lab_page.evaluate(
         """() => [...document.querySelectorAll('.f11-lab [class*="f11-param-"] .slider-container')]
@@ -368,3 +443,39 @@ def test_predict_hides_a_and_o_and_reveal_shows_the_cores_values(lab_page):
                 shown = page.locator(f"{cell(name, i, j)} .al-v").inner_text()
                 assert shown == format_value(getattr(result, name)[i, j])
     assert not page.page_errors
+
+
+def test_without_room_beside_the_sliders_the_view_wraps_under_them(lab_page):
+    """JupyterLab's default chrome (file browser open: the notebook ~590 px wide) and a phone:
+    the view goes under the sliders, nothing sticks out sideways, every slider keeps a draggable
+    track.  (Last in this module: it changes the window; it puts it back for good measure.)"""
+    page = lab_page
+    shell = "window.jupyterapp.shell"
+    try:
+        for size, expand in (((1024, 768), True), ((390, 844), False)):
+            page.set_viewport_size({"width": size[0], "height": size[1]})
+            page.evaluate(f"() => {shell}.{'expandLeft' if expand else 'collapseLeft'}()")
+            page.wait_for_selector(".f11-lab:not(.f11-split)")
+            page.wait_for_function("(sel) => document.querySelector(sel).dataset.layout !== 'wide'", arg=LAB)
+            assert not page.evaluate(LAB_PARTS)["spills"], size
+            geometry = page.evaluate("""() => {
+                const lab = document.querySelector('.f11-lab');
+                const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+                return { lab: box(lab), overflow: lab.scrollWidth - lab.clientWidth,
+                         controls: box(lab.querySelector('.f11-controls')),
+                         tables: ['S', 'A', 'O'].map(m => box(lab.querySelector(`figure[data-matrix-table="${m}"]`))),
+                         sliders: [...lab.querySelectorAll('[class*="f11-param-"]')].map(box),
+                         tracks: [...lab.querySelectorAll('[class*="f11-param-"] .slider-container')]
+                             .map(n => n.getBoundingClientRect().width) };
+            }""")
+            assert geometry["overflow"] <= 1, (size, geometry)
+            left, _, right, _ = geometry["lab"]
+            assert all(left - 1 <= b[0] and b[2] <= right + 1 for b in geometry["sliders"] + geometry["tables"]), size
+            assert all(t[1] >= geometry["controls"][3] for t in geometry["tables"]), size
+            assert min(geometry["tracks"]) >= 120, (size, " ".join(str(round(t)) for t in geometry["tracks"]))
+            if size[0] < 500:  # a phone: one slider a line
+                assert len({round(b[0]) for b in geometry["sliders"][:16]}) == 1, geometry["sliders"][:4]
+    finally:
+        page.set_viewport_size({"width": 1024, "height": 768})
+        page.evaluate(f"() => {shell}.collapseLeft()")
+    page.wait_for_selector(".f11-lab.f11-split")

@@ -17,7 +17,13 @@
  *     ranges,       // {X: {min, max, step}, Wq, Wk, Wv, d_k}
  *     core,         // AttentionLabCore (attention.js); default window.AttentionLabCore
  *     controls,     // optional Element: the driver's controls, placed in the view's layout
- *     sourceRoot    // optional Element or () => Element holding [data-lab-source="X[0,1]"] controls
+ *     sourceRoot,   // optional Element or () => Element holding [data-lab-source="X[0,1]"] controls
+ *     measure,      // optional Element or () => Element whose width sets the layout (default: the root);
+ *                   //   Jupyter: the lab's box of ipywidgets controls + this view
+ *     controlsBeside, // optional true: the driver lays its own controls (outside the view) beside the
+ *                   //   S/A/O column in the wide layout, so the buttons, explanation and notes go with
+ *                   //   Q/K/V under them, as when options.controls is given
+ *     onLayout      // optional function (mode): called when data-layout changes
  *   });
  *   view.update({params, result, row, notes});
  *     params: {"X[0,0]": 1, ..., "d_k": 2, "causal": true}; result: {Q, K, V, S, A, O} as arrays of
@@ -259,15 +265,22 @@
     // Layout by the lab's own width (the same in a chapter column, on the projector page and
     // in Jupyter): "wide" puts S/A/O in a sticky column right of the controls; "narrow" and
     // "phone" stack the results (sticky, with the buttons, explanation and notes) above them.
+    var measured = null;
     function layout() {
       var rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
-      var w = root.clientWidth;
+      var target = (typeof options.measure === "function" ? options.measure() : options.measure) || root;
+      if (target !== measured && target !== root && observer) observer.observe(target);
+      measured = target;
+      var w = target.clientWidth;
       if (!w) return;
       var mode = w >= WIDE_REM * rem ? "wide" : (w < PHONE_REM * rem ? "phone" : "narrow");
-      if (root.getAttribute("data-layout") !== mode) root.setAttribute("data-layout", mode);
+      if (root.getAttribute("data-layout") !== mode) {
+        root.setAttribute("data-layout", mode);
+        if (options.onLayout) options.onLayout(mode);
+      }
       // With the driver's controls beside the tables, the view's buttons, the explanation
       // and the notes go under the controls, so the S/A/O column is only S, A and O.
-      var beside = mode === "wide" && !!options.controls;
+      var beside = mode === "wide" && (!!options.controls || !!options.controlsBeside);
       if (beside && info.parentNode !== main) {
         main.insertBefore(toolbar, detail);
         main.insertBefore(info, detail);
@@ -277,8 +290,8 @@
       }
       root.style.setProperty("--al-results-height", mode === "wide" ? "0px" : results.offsetHeight + "px");
     }
-    layout();
     var observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(layout) : null;
+    layout();
     if (observer) observer.observe(root);
 
     // ---------------------------------------------------------------- drawing

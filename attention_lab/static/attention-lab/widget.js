@@ -31,8 +31,16 @@ function renderLab({ model, el }) {
     });
     return box;
   };
+  // Layout by the width of the whole lab (sliders + this view), as on the site, where the root
+  // holds the controls too.  Wide (a projector, the file browser folded away): the lab's box
+  // becomes a grid (class f11-split, styled in attention_lab/lab.py): sliders | S, A, O in a
+  // column, and the rest of this view (buttons, explanation, Q/K/V, worked text) under both.
+  // Narrower: the box wraps, this view under the sliders.
+  const labBox = () => el.closest(".f11-lab");
   const view = render.mountView(container, {
-    strings: config.strings, ranges: config.ranges, core: core, sourceRoot: sourceRoot });
+    strings: config.strings, ranges: config.ranges, core: core, sourceRoot: sourceRoot,
+    measure: () => labBox() || container, controlsBeside: true,
+    onLayout: (mode) => { const box = labBox(); if (box) box.classList.toggle("f11-split", mode === "wide"); } });
   const apply = () => {
     const state = model.get("state");
     if (state && state.params) view.update(state);
