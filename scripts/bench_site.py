@@ -6,8 +6,11 @@ empty cache) and prints, side by side, the time from navigation to the lab's
 data-lab-ready="true" and the bytes transferred:
 
 * "site": the pages as built (the lab's scripts first, everything else deferred);
-* "naive": the same pages with Sphinx's default order put back: every script
-  blocking in <head>, the lab's after the theme's (as before issue 11).
+* "naive": the same pages as Sphinx and the theme write them: every script blocking
+  in <head>, the lab's after the theme's, and the theme's seven original stylesheets
+  (from ``_build/css-reference/``) instead of the one cut file (as before issue 11);
+
+once with the files sent as they are, once gzip-compressed as real hosts send them.
 
 Printed, never asserted (timings depend on the machine).
 
@@ -17,6 +20,8 @@ Printed, never asserted (timings depend on the machine).
 from __future__ import annotations
 
 import functools
+import gzip
+import json
 import http.server
 import os
 import re
@@ -38,38 +43,65 @@ new MutationObserver(() => {
 """
 
 
-def naive(html: str) -> str:
-    """The page with Sphinx's default script order: blocking scripts, the lab's last."""
+def naive(html: str, reference: dict | None) -> str:
+    """The page as Sphinx and the theme write it: blocking scripts (the lab's last) and the
+    theme's seven original stylesheets instead of the one cut file."""
     loader = re.search(r"<script>/\* the lab's own scripts first.*?</script>\n?", html, re.S)
-    if not loader:
-        return html
-    lab = re.findall(r'"([^"]*attention-lab/[^"]+\.js[^"]*)"', loader.group(0))
-    html = html.replace(loader.group(0), "")
-    html = html.replace("<script defer ", "<script ")
-    tags = "".join(f'<script src="{src}"></script>\n' for src in lab)
-    return html.replace("</head>", tags + "</head>", 1)
+    if loader:
+        lab = re.findall(r'"([^"]*attention-lab/[^"]+\.js[^"]*)"', loader.group(0))
+        html = html.replace(loader.group(0), "")
+        html = html.replace("<script defer ", "<script ")
+        tags = "".join(f'<script src="{src}"></script>\n' for src in lab)
+        html = html.replace("</head>", tags + "</head>", 1)
+    if reference:
+        bundle = re.search(r'<link rel="stylesheet" type="text/css" href="((?:\.\./)*)'
+                           + re.escape(reference["bundle"]) + r'[^"]*" />', html)
+        if bundle:
+            links = "".join(f'<link rel="stylesheet" type="text/css" href="{bundle.group(1)}{part}" />\n'
+                            for part in reference["parts"])
+            html = html.replace(bundle.group(0), links, 1)
+    return html
+
+
+TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css", ".js": "text/javascript",
+         ".json": "application/json", ".svg": "image/svg+xml", ".png": "image/png",
+         ".woff": "font/woff", ".woff2": "font/woff2"}
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
+    """The site, and under /naive/ and /gzip/ (either or both, in that order) its naive
+    version and a gzip-compressing server, as hosts such as GitHub Pages serve it."""
+
+    reference: dict | None = None
+    reference_dir: Path | None = None
+
     def log_message(self, *args):
         pass
 
     def do_GET(self):  # noqa: N802 (http.server's name)
-        if self.path.startswith("/naive/"):
-            # The naive copy lives under /naive/: its pages are rewritten, its other files
-            # (reached through the same relative links) are the site's own.
-            self.path = self.path[len("/naive"):]
-            if not self.path.split("?")[0].endswith(".html"):
-                return super().do_GET()
-            page = Path(self.directory) / self.path.lstrip("/").split("?")[0]
-            body = naive(page.read_text("utf-8")).encode("utf-8")
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+        path = self.path.split("?")[0]
+        gzip_it = path.startswith("/gzip/")
+        path = path[len("/gzip"):] if gzip_it else path
+        is_naive = path.startswith("/naive/")
+        path = path[len("/naive"):] if is_naive else path
+        local = path.lstrip("/")
+        file = Path(self.directory) / local
+        if is_naive and self.reference_dir is not None and (self.reference_dir / local).is_file():
+            file = self.reference_dir / local
+        if not file.is_file():
+            self.send_error(404)
             return
-        super().do_GET()
+        body = file.read_bytes()
+        if is_naive and file.suffix == ".html":
+            body = naive(body.decode("utf-8"), self.reference).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", TYPES.get(file.suffix, "application/octet-stream"))
+        if gzip_it and file.suffix not in (".png", ".woff", ".woff2"):
+            body = gzip.compress(body, 6)
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 def measure(browser, url: str) -> tuple[float | None, int]:
@@ -96,6 +128,12 @@ def main(argv: list[str]) -> int:
     if not (site / "book" / "lab.html").exists():
         print(f"no built site at {site}: run scripts/build.sh (or pass the _build/html folder)", file=sys.stderr)
         return 1
+    reference_dir = site.parent / "css-reference"
+    if (reference_dir / "bundle.json").is_file():
+        _Handler.reference_dir = reference_dir
+        _Handler.reference = json.loads((reference_dir / "bundle.json").read_text("utf-8"))
+    else:
+        print(f"(no {reference_dir}: the naive pages keep the cut stylesheet)")
     handler = functools.partial(_Handler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -106,17 +144,20 @@ def main(argv: list[str]) -> int:
 
     print(f"slow phone: CPU x{CPU_SLOWDOWN}, {PHONE['downloadThroughput'] * 8 / 1e6:.0f} Mbit/s, "
           f"{PHONE['latency']} ms RTT, cold cache; median of {RUNS} loads")
-    print(f"{'page':26s} {'site: lab ready':>16s} {'naive: lab ready':>17s} {'speed-up':>9s} "
-          f"{'site bytes':>11s} {'naive bytes':>12s}")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        for page in PAGES:
-            site_runs = [measure(browser, f"{base}/{page}") for _ in range(RUNS)]
-            naive_runs = [measure(browser, f"{base}/naive/{page}") for _ in range(RUNS)]
-            s = statistics.median(t for t, _ in site_runs)
-            n = statistics.median(t for t, _ in naive_runs)
-            print(f"{page:26s} {s:13.0f} ms {n:14.0f} ms {n / s:8.1f}x "
-                  f"{site_runs[0][1] / 1e3:8.0f} KB {naive_runs[0][1] / 1e3:9.0f} KB")
+        for served, prefix in (("files as they are (python -m http.server)", ""),
+                               ("gzip, as hosts such as GitHub Pages serve them", "gzip/")):
+            print(f"\n{served}:")
+            print(f"{'page':26s} {'site: lab ready':>16s} {'naive: lab ready':>17s} {'speed-up':>9s} "
+                  f"{'site bytes':>11s} {'naive bytes':>12s}")
+            for page in PAGES:
+                site_runs = [measure(browser, f"{base}/{prefix}{page}") for _ in range(RUNS)]
+                naive_runs = [measure(browser, f"{base}/{prefix}naive/{page}") for _ in range(RUNS)]
+                s = statistics.median(t for t, _ in site_runs)
+                n = statistics.median(t for t, _ in naive_runs)
+                print(f"{page:26s} {s:13.0f} ms {n:14.0f} ms {n / s:8.1f}x "
+                      f"{site_runs[0][1] / 1e3:8.0f} KB {naive_runs[0][1] / 1e3:9.0f} KB")
         browser.close()
     server.shutdown()
     return 0

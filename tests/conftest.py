@@ -57,6 +57,13 @@ def built_site(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def site_pages(built_site) -> list[str]:
+    """Every reader-facing page, relative to the site (the root redirect is checked on its own)."""
+    pages = sorted(str(p.relative_to(built_site)) for p in (built_site / "book").glob("*.html"))
+    return pages + ["search.html", "genindex.html"]
+
+
+@pytest.fixture(scope="session")
 def build_log(built_site) -> str:
     log = built_site.parent.parent / "build.log"
     return log.read_text() if log.exists() else ""

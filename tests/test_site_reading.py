@@ -23,12 +23,6 @@ CJK = re.compile(r"[\u3400-\u9fff]")
 pytestmark = pytest.mark.build
 
 
-def site_pages(built_site: Path) -> list[str]:
-    """Every reader-facing page (the root redirect is checked on its own)."""
-    pages = sorted(str(p.relative_to(built_site)) for p in (built_site / "book").glob("*.html"))
-    return pages + ["search.html", "genindex.html"]
-
-
 # ---------------------------------------------------------------- a light page
 
 class _Refs(HTMLParser):
@@ -100,10 +94,10 @@ def cold_load(built_site: Path, page: str) -> tuple[int, dict[str, int]]:
     return html_file.stat().st_size + sum(files.values()), files
 
 
-def test_every_page_is_within_its_cold_load_budget(built_site):
+def test_every_page_is_within_its_cold_load_budget(built_site, site_pages):
     lines = []
     totals = {}
-    for page in site_pages(built_site):
+    for page in site_pages:
         total, files = cold_load(built_site, page)
         totals[page] = total
         biggest = ", ".join(f"{k} {v / 1e3:.0f} KB" for k, v in sorted(files.items(), key=lambda kv: -kv[1])[:3])
@@ -112,7 +106,7 @@ def test_every_page_is_within_its_cold_load_budget(built_site):
     for page, budget in BUDGETS.items():
         assert totals[page] <= budget, f"{page}: {totals[page]:,} bytes > budget {budget:,}"
     # No page carries MathJax or the Font Awesome script any more.
-    for page in site_pages(built_site):
+    for page in site_pages:
         _, files = cold_load(built_site, page)
         heavy = [f for f in files if "mathjax" in f or f.endswith("fontawesome.js")]
         assert heavy == [], f"{page} still loads {heavy}"
@@ -297,9 +291,9 @@ PHONE_PROBE = """() => {
 
 
 @pytest.mark.browser
-def test_every_page_reads_on_a_375px_phone(built_site, site_url, new_page):
+def test_every_page_reads_on_a_375px_phone(built_site, site_url, new_page, site_pages):
     rec = new_page(width=375, height=812)
-    for page in site_pages(built_site):
+    for page in site_pages:
         rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
         result = rec.page.evaluate(PHONE_PROBE)
         assert result["width"] <= 375, f"{page} scrolls sideways: {result['width']} px"
@@ -319,11 +313,11 @@ def _axe_source() -> str:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_no_critical_or_serious_axe_violation_on_any_page(built_site, site_url, new_page, scheme):
+def test_no_critical_or_serious_axe_violation_on_any_page(built_site, site_url, new_page, scheme, site_pages):
     axe = _axe_source()
     rec = new_page(color_scheme=scheme)
     found = {}
-    for page in site_pages(built_site):
+    for page in site_pages:
         rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
         assert rec.page.evaluate("document.documentElement.dataset.theme") == scheme
         rec.page.add_script_tag(content=axe)
@@ -336,11 +330,11 @@ def test_no_critical_or_serious_axe_violation_on_any_page(built_site, site_url, 
 
 
 @pytest.mark.browser
-def test_every_button_has_a_chinese_name(built_site, site_url, new_page):
+def test_every_button_has_a_chinese_name(built_site, site_url, new_page, site_pages):
     rec = new_page()
     cdp = rec.page.context.new_cdp_session(rec.page)
     english = {}
-    for page in site_pages(built_site):
+    for page in site_pages:
         rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
         tree = cdp.send("Accessibility.getFullAXTree")["nodes"]
         names = [n.get("name", {}).get("value", "") for n in tree

@@ -22,6 +22,8 @@ the pages, this extension edits them in place:
   segments a query the way the index is and shows each hit's section prose.
 * **Chinese names.** The theme's English button names and titles are replaced
   with Chinese ones (:data:`CHINESE`).
+* **One light stylesheet.** The theme's seven stylesheets become one, cut to the
+  rules the pages can use (``f11_css``: 480 KB -> about 150 KB).
 * **Root page.** ``index.html`` at the site root (a redirect to the first page)
   gets ``lang``, a title and a visible link.
 """
@@ -32,6 +34,8 @@ import re
 from pathlib import Path
 
 from sphinx.util import logging
+
+from f11_css import bundle_theme_css
 
 logger = logging.getLogger(__name__)
 
@@ -320,6 +324,8 @@ def finish_pages(app, exc):
     if (outdir / FA_FONTS).is_dir():
         texts = list(pages.values())
         subset_icon_fonts(outdir, used_icon_codepoints(outdir, texts), used_icon_classes(texts))
+    # Last: the pages' final markup decides which theme rules can match.
+    bundle_theme_css(outdir)
 
 
 def setup(app):
