@@ -30,6 +30,7 @@ class _Refs(HTMLParser):
         super().__init__()
         self.refs: list[str] = []
         self._style = False
+        self._script = False
         self.styles: list[str] = []
 
     def handle_starttag(self, tag, attrs):
@@ -46,14 +47,20 @@ class _Refs(HTMLParser):
         elif tag == "object" and a.get("data"):
             self.refs.append(a["data"])
         self._style = tag == "style"
+        self._script = tag == "script" and not a.get("src") and a.get("type") in (None, "text/javascript")
 
     def handle_endtag(self, tag):
         if tag == "style":
             self._style = False
+        if tag == "script":
+            self._script = False
 
     def handle_data(self, data):
         if self._style:
             self.styles.append(data)
+        if self._script:
+            # Files an inline script loads (f11_pages' loader for the lab's scripts).
+            self.refs += re.findall(r'"((?:\.\./)*_static/[^"]+\.js(?:\?[^"]*)?)"', data)
 
 
 _CSS_URL = re.compile(r"""url\(\s*["']?([^"')]+)|@import\s+["']([^"']+)""")
@@ -110,6 +117,19 @@ def test_every_page_is_within_its_cold_load_budget(built_site, site_pages):
         _, files = cold_load(built_site, page)
         heavy = [f for f in files if "mathjax" in f or f.endswith("fontawesome.js")]
         assert heavy == [], f"{page} still loads {heavy}"
+
+
+def test_site_publishes_no_stylesheet_or_lab_file_that_no_page_loads(built_site, site_pages):
+    """The cut theme stylesheet replaces the originals, and the lab's Jupyter driver
+    (widget.js) is not part of the site: every published .css and lab file is loaded."""
+    loaded = set()
+    for page in site_pages:
+        loaded |= set(cold_load(built_site, page)[1])
+    published = {str(p.relative_to(built_site.resolve())) for p in built_site.resolve().rglob("_static/**/*")
+                 if p.is_file() and (p.suffix == ".css" or "attention-lab" in p.parts)}
+    # sphinx-design's and thebe's stylesheets are loaded only by pages using them (none today).
+    unused = sorted(published - loaded - {"_static/sphinx-design.min.css", "_static/sphinx-thebe.css"})
+    assert unused == [], f"published but loaded by no page: {unused}"
 
 
 # ---------------------------------------------------------------- lab first
