@@ -445,6 +445,29 @@ def test_predict_hides_a_and_o_and_reveal_shows_the_cores_values(lab_page):
     assert not page.page_errors
 
 
+def test_a_row_header_chooses_the_row_in_the_kernel_too(lab_page):
+    """Clicking 我 at the left of S (or Enter on 爱 at the left of O) chooses that row as the
+    ipywidgets toggle does: the toggle follows, so does the kernel (lab.row), and the worked text."""
+    page = lab_page
+    result = reset(page)
+
+    def chosen(row):
+        want = worked_text(result, row).splitlines()
+        page.wait_for_function("([sel, want]) => JSON.stringify([...document.querySelectorAll(sel + ' [data-lab-worked] > p')]"
+                               ".map(p => p.textContent)) === JSON.stringify(want)", arg=[LAB, want])
+        active = page.locator(".f11-lab .f11-row button.mod-active").inner_text().strip()
+        assert active == ("我", "爱")[row]
+        assert page.evaluate("(sel) => [...document.querySelectorAll(sel + ' button[data-lab-row-pick]')]"
+                             ".map(b => b.getAttribute('aria-pressed'))", LAB) == [str(i == row).lower() for i in (0, 1)] * 3
+
+    page.locator(f'{LAB} [data-matrix-table="S"] button[data-lab-row-pick="0"]').click()
+    chosen(0)
+    page.locator(f'{LAB} [data-matrix-table="O"] button[data-lab-row-pick="1"]').focus()
+    page.keyboard.press("Enter")
+    chosen(1)
+    assert not page.page_errors
+
+
 def test_without_room_beside_the_sliders_the_view_wraps_under_them(lab_page):
     """JupyterLab's default chrome (file browser open: the notebook ~590 px wide) and a phone:
     the view goes under the sliders, nothing sticks out sideways, every slider keeps a draggable

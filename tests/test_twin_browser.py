@@ -744,3 +744,45 @@ def test_view_drawn_from_python_json_shows_the_same_cells_and_text(lab_page):
     assert shown["cells"]["S"][0][1] == "-Infinity"
     assert shown["worked"] == worked_text(r, 0)
     assert shown["notes"] == "一条说明"
+
+
+def test_clicking_or_pressing_a_row_header_chooses_that_row(lab_page):
+    """The row headers of S, A and O (我, 爱) are buttons: a click, Enter or Space chooses that row
+    as the 解释哪一行 radios do (worked text, radio, address); each is in the Tab order with a
+    Chinese name, and the chosen row's headers are pressed."""
+    params = default_params()
+    r = python_result(params)
+    twin = lab_page(query(params, row=0), width=1024, height=768)
+    page = twin.page
+    tokens = STRINGS["tokens"]
+
+    def pressed():
+        return twin.root.locator("button[data-lab-row-pick]").evaluate_all(
+            "bs => bs.map(b => [b.closest('[data-matrix-table]').dataset.matrixTable, b.dataset.labRowPick,"
+            " b.getAttribute('aria-pressed')])")
+
+    def chosen(row):
+        assert twin.worked() == worked_text(r, row)
+        assert twin.root.locator(f'input[data-lab-row="{row}"]').is_checked()
+        assert pressed() == [[m, str(i), "true" if i == row else "false"] for m in "SAO" for i in range(2)]
+
+    picks = twin.root.locator("button[data-lab-row-pick]")
+    names = picks.evaluate_all("bs => bs.map(b => [b.textContent, b.getAttribute('aria-label'), b.tabIndex])")
+    assert names == [[tokens[i], STRINGS["view"]["row_pick"].format(i=i, tok=tokens[i]), 0]
+                     for _ in "SAO" for i in range(2)]
+    chosen(0)
+    # The mouse: S's second row header (爱).
+    twin.root.locator('[data-matrix-table="S"] button[data-lab-row-pick="1"]').click()
+    chosen(1)
+    assert "row=" not in page.url  # back at the baseline (row 1): the address loses its query
+    # The keyboard: Tab reaches a header (after the cell before it), Enter and Space choose.
+    twin.root.locator('td[data-matrix="A"][data-row="0"][data-col="0"]').focus()
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("() => document.activeElement.dataset.labRowPick") == "0"
+    page.keyboard.press("Enter")
+    chosen(0)
+    assert "row=0" in page.url
+    twin.root.locator('[data-matrix-table="O"] button[data-lab-row-pick="1"]').focus()
+    page.keyboard.press("Space")
+    chosen(1)
+    assert run_axe_colour_contrast(page) == []

@@ -7,7 +7,8 @@
  * does that changes no parameter lives here, so both places get it:
  *   linked cells (hover/focus -> data-linked on the sources, explanation [data-lab-explain]),
  *   step-through ([data-lab-action=step], data-step on the root, data-pending cells),
- *   what changed (data-changed, "▲0.12"), predict/reveal (A and O show "?").
+ *   what changed (data-changed, "▲0.12"), predict/reveal (A and O show "?"),
+ *   row headers of S, A, O as buttons choosing the explained row ([data-lab-row-pick], aria-pressed).
  * Colours: cividis on a fixed scale per kind of table (legend under each), text black or
  * white per cell, whichever contrasts more (always >= 4.58:1, WCAG AA); masked cells hatched
  * and labelled.  All Chinese text comes from strings_zh.json (options.strings).
@@ -23,7 +24,9 @@
  *     controlsBeside, // optional true: the driver lays its own controls (outside the view) beside the
  *                   //   S/A/O column in the wide layout, so the buttons, explanation and notes go with
  *                   //   Q/K/V under them, as when options.controls is given
- *     onLayout      // optional function (mode): called when data-layout changes
+ *     onLayout,     // optional function (mode): called when data-layout changes
+ *     onRow         // optional function (row): a row header of S/A/O was clicked (Enter, Space); without
+ *                   //   it the view clicks the driver's control [data-lab-row="row"] under sourceRoot
  *   });
  *   view.update({params, result, row, notes});
  *     params: {"X[0,0]": 1, ..., "d_k": 2, "causal": true}; result: {Q, K, V, S, A, O} as arrays of
@@ -136,9 +139,18 @@
     thead.appendChild(headRow);
     table.appendChild(thead);
     var tbody = el("tbody"), cells = [];
+    var picks = [];
     spec.rows.forEach(function (label, i) {
       var tr = el("tr");
-      tr.appendChild(el("th", { "class": "al-row", scope: "row" }, label));
+      var th = tr.appendChild(el("th", { "class": "al-row", scope: "row" }, spec.rowPick ? null : label));
+      if (spec.rowPick) {
+        // The row header chooses the row the worked text explains (a button: click, Enter, Space).
+        var pick = el("button", { type: "button", "class": "al-rowpick", "data-lab-row-pick": String(i),
+          "aria-pressed": "false" }, label);
+        if (spec.rowPick !== true) pick.setAttribute("aria-label", fill(spec.rowPick, { i: i, tok: label }));
+        th.appendChild(pick);
+        picks.push(pick);
+      }
       var rowCells = [];
       spec.cols.forEach(function (_, j) {
         var td = el("td", { "class": "al-cell", "data-matrix": spec.name, "data-row": String(i), "data-col": String(j),
@@ -159,7 +171,7 @@
     figure.appendChild(table);
     if (spec.legend) figure.appendChild(spec.legend);
     parent.appendChild(figure);
-    return { name: spec.name, root: figure, cells: cells };
+    return { name: spec.name, root: figure, cells: cells, picks: picks };
   }
 
   /** A small legend: the scale's ends, the gradient between them, the masked swatch. */
@@ -234,6 +246,7 @@
         title: (strings.tables && strings.tables[name]) || name,
         rows: tokens.slice(0, 2),
         cols: scoreLike ? tokens.slice(0, 2) : [0, 1].map(function (c) { return fill(tw.cell || "{c}", { c: c }); }),
+        rowPick: scoreLike || name === "O" ? (vs.row_pick || true) : null,
         explainId: explainId,
         legend: legend(name, strings, format)
       });
@@ -397,6 +410,10 @@
     function drawAll() {
       TABLE_NAMES.forEach(function (name) {
         for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) drawCell(name, i, j);
+        handles[name].picks.forEach(function (b, i) {
+          var pressed = i === st.row ? "true" : "false";
+          if (b.getAttribute("aria-pressed") !== pressed) b.setAttribute("aria-pressed", pressed);
+        });
       });
       drawStep();
       if (st.predict) root.setAttribute("data-predict", "true"); else root.removeAttribute("data-predict");
@@ -514,6 +531,24 @@
       return td && wrap.contains(td) ? td : null;
     }
 
+    /** A row header was clicked: choose that row the way the driver does (options.onRow, else its
+     *  control marked [data-lab-row="i"], clicked), so its state, address and controls follow;
+     *  a view with neither explains the row itself. */
+    function chooseRow(i) {
+      if (i === st.row || !st.result) return;
+      if (options.onRow) { options.onRow(i); return; }
+      var where = typeof options.sourceRoot === "function" ? options.sourceRoot() : (options.sourceRoot || root);
+      var control = where && where.querySelector('[data-lab-row="' + i + '"]');
+      if (control) { control.click(); return; }
+      st.row = i;
+      drawWorked();
+      drawAll();
+    }
+    function onClick(e) {
+      var b = e.target && e.target.closest ? e.target.closest("button[data-lab-row-pick]") : null;
+      if (b && wrap.contains(b)) chooseRow(Number(b.getAttribute("data-lab-row-pick")));
+    }
+
     var focused = null;
     function onOver(e) { var td = cellFrom(e.target); if (td && td !== st.active) { st.active = td; link(td); } }
     function onOut(e) {
@@ -564,6 +599,7 @@
     wrap.addEventListener("focusin", onFocusIn);
     wrap.addEventListener("focusout", onFocusOut);
     wrap.addEventListener("keydown", onKey);
+    wrap.addEventListener("click", onClick);
 
     // ---------------------------------------------------------------- API
 
@@ -574,6 +610,9 @@
       // recomputed here from the params, with attention.js, so Python and JS show the same text.
       var full = state.result && state.result.raw_scores ? state.result : core.attentionFromParams(params);
       var result = normaliseResult(state.result || full);
+      // Python's masked cells come as null: the worked text needs them as -Infinity too (else
+      // "我"'s row would read the masked "爱" as readable).
+      if (full === state.result) full = Object.assign({}, full, result);
       st.prev = st.result;
       st.params = params;
       st.result = result;
@@ -610,6 +649,7 @@
       wrap.removeEventListener("focusin", onFocusIn);
       wrap.removeEventListener("focusout", onFocusOut);
       wrap.removeEventListener("keydown", onKey);
+      wrap.removeEventListener("click", onClick);
       if (wrap.parentNode) wrap.parentNode.removeChild(wrap);
       root.removeAttribute("data-lab-ready");
     };

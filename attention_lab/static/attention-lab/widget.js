@@ -29,6 +29,9 @@ function renderLab({ model, el }) {
       const m = /^f11-param-(X|Wq|Wk|Wv)-(\d)-(\d)$/.exec(cls);
       node.setAttribute("data-lab-source", m ? m[1] + "[" + m[2] + "," + m[3] + "]" : cls.slice("f11-param-".length));
     });
+    // The row choice (ipywidgets ToggleButtons 我 | 爱), as the site's radios: a row header the
+    // reader clicks in the view clicks the matching button, so the kernel's row follows.
+    box.querySelectorAll(".f11-row button").forEach((node, k) => node.setAttribute("data-lab-row", String(k)));
     return box;
   };
   // Layout by the width of the whole lab (sliders + this view), as on the site, where the root
