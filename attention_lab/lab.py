@@ -79,6 +79,7 @@ CSS = """
 .f11-lab.f11-split .attention-lab-jupyter.al-lab, .f11-lab.f11-split .al-lab .al-view { display: contents; }
 .f11-lab.f11-split .al-lab .al-results { grid-column: 2; grid-row: 1; position: static; }
 .f11-lab.f11-split .al-lab .al-main { grid-column: 1 / -1; grid-row: 2; }
+.f11-lab.f11-split .al-lab :is(.al-results, .al-main) { background: var(--al-bg); border-radius: 6px; padding: 2px 4px; }
 </style>
 """ % {"controls": CONTROLS_WIDTH}
 
