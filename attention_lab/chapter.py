@@ -294,7 +294,7 @@ def chapter_numbers() -> dict:
     The chapter's hidden cell runs ``for k, v in chapter_numbers().items(): glue(k, v, display=False)``;
     ``scripts/verify_concepts.py`` reads the same dict.
     """
-    out: dict = {}
+    out: dict = {"euler": float(np.e)}  # e, the base of exp, recalled in the softmax recap
     rb = attention(**baseline("only_wq"))
     out["wq_raw10"], out["wq_raw11"] = float(rb.raw_scores[1, 0]), float(rb.raw_scores[1, 1])
     re_ = identity_qk_example()

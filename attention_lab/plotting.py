@@ -9,7 +9,7 @@ meets one picture language in the chapter and in the lab:
 * text black or white per cell, whichever contrasts more with the cell's colour (WCAG
   contrast ≥ 4.5:1 for every cell, see :func:`text_colour`);
 * masked cells (the causal mask's −∞ in S and the 0 it leaves in A) are **hatched** and
-  labelled :data:`MASKED_LABEL` (“已遮住”) under their value, never just grey.
+  labelled :data:`MASKED_LABEL` (“已挡住”) under their value, never just grey.
 
 Figures are SVG for the website (text stays text, so Chinese is sharp at any zoom and
 in print) and PNG at twice the size when a raster is needed (:meth:`AttentionFigure.to_png`).
@@ -26,14 +26,15 @@ import numpy as np
 
 from .core import TOKENS, AttentionResult
 from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
+from .web import strings
 
 #: Colour-blind-safe, perceptually uniform; readable in greyscale too (as the lab).
 CMAP = "cividis"
 #: One fixed colour scale per kind of table (render.js's SCALES; a test keeps them equal).
 SCALES = {"Q": (-3.0, 3.0), "K": (-3.0, 3.0), "S": (-3.0, 3.0), "A": (0.0, 1.0),
           "V": (-20.0, 20.0), "O": (-20.0, 20.0)}
-#: Label under a masked cell's value (the lab's strings_zh.json view.masked_label).
-MASKED_LABEL = "已遮住"
+#: Label under a masked cell's value: the lab's own (strings_zh.json view.masked_label).
+MASKED_LABEL = strings()["view"]["masked_label"]
 MASK_FACE = "#ffffff"
 MASK_HATCH = "#5a5a5a"
 MASK_TEXT = "#1a1a1a"  # on white: 17:1

@@ -643,7 +643,8 @@ NOT_QUANTITIES = [
     re.compile(r"\*\*\d+\.\*\*"),                     # question marker **7.**
     re.compile(r"_\{\s*[A-Za-z]\s*=\s*\d+\s*\}"),        # a sum's lower bound: _{l=1}
     re.compile(r"第\s*\d+\s*(?:行|列|号|格|个|位|层|节|步|章|条|项|次)"),  # ordinals
-    re.compile(r"Python\s+\d+(?:\.\d+)*"),            # software versions
+    re.compile(r"(?:Python|PyTorch)\s+\d+(?:\.\d+)*"),  # software versions
+    re.compile(r"diagonal\s*=\s*\d+"),                 # an API argument: which diagonal tril/triu keep
     re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000
     re.compile(r"http\.server\s+-d\s+\S+\s+\d+"),     # a port
 ]
@@ -862,7 +863,7 @@ def build_claims() -> list[Claim]:
           np.ravel(MATMUL_EXAMPLE["table"]).tolist()),
         c("W's shape", r"\[(\d+), (\d+)\]，输出宽度", list(t["Wq"].shape)),
         c("Q/K/V's shape", r"每张表都是 (\d+) 行，每行 (\d+) 个数", list(r.Q.shape)),
-        c("W's shape", r"(\d+) 行 (\d+) 列的系数表", list(t["Wq"].shape)),
+        c("W's shape", r"(\d+) 行 (\d+) 列的(?:系数|参数)表", list(t["Wq"].shape)),
         c("Wq's entries", r"W_q 里的 ([-−]?\d+(?:\.\d+)?)", t["Wq"], member=True),
         c("the identity table of contrast 1", r"单位矩阵 (\[\[.*?\]\])", [baseline("only_wv")["Wv"]]),
         # --- step 1: dot products
@@ -897,6 +898,8 @@ def build_claims() -> list[Claim]:
         c("exp(−∞) is taken as its limit", r"按极限取 ([-−]?\d+)", [float(np.exp(-np.inf))]),
         c("a masked cell's share", r"份额为 (\d+(?:\.\d+)?)", [r.A[0, 1]], where=("f11-matrix",)),
         c("M's allowed cells", r"([-−]?\d+) 表示允许", [r.M[1, 0]]),
+        c("M's row for 爱 (every cell the same)", r"这一行的掩码只加 ([-−]?\d+)", [float(r.M[1, 0])]
+          if np.all(r.M[1] == r.M[1, 0]) else [None]),
         c("row 0's share", r"份额是 (\d+(?:\.\d+)?)(?![\d,\]])", [r.A[0, 0]], where=("f11-matrix", "Q3")),
         c("every table's shape", r"形状恰好都是 \[(\d+), (\d+)\]", list(r.S.shape)),
         # --- cross-attention

@@ -178,7 +178,7 @@ def test_notation_and_landing_page_state_the_corrected_facts(built_site):
     assert "KV 缓存" in notation and "注意力权重" in notation and "注意力分数" in notation
     assert "share" not in notation
     index = visible_text(page_html(built_site, "book/index.html"))
-    assert "灰色" not in index and "已遮住" in index
+    assert "灰色" not in index and "已挡住" in index
 
 
 @pytest.mark.parametrize("page", [CHAPTER, "book/lab.html", "book/notation.html"])

@@ -139,6 +139,37 @@ def test_multihead_boolean_mask_true_means_masked_so_sdpas_tril_gives_nan_rows()
     np.testing.assert_allclose(out[0], facts["mha_tril_O"][0], atol=1e-12)
 
 
+def test_with_need_weights_false_the_fully_masked_row_is_silently_zero_not_nan():
+    """The chapter's warning: the NaN row appears with the default need_weights=True; with
+    need_weights=False (PyTorch's fast path) the same mistake gives a row of zeros."""
+    facts = pytorch_facts()
+    X, recipe = baseline()["X"], facts["recipe"]
+    mha = torch.nn.MultiheadAttention(2, 1, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(t64(recipe["in_proj_weight"]))
+        mha.out_proj.weight.copy_(t64(recipe["out_proj_weight"]))
+        out, _ = mha(t64(X)[None], t64(X)[None], t64(X)[None], attn_mask=torch.tensor(facts["tril"]),
+                     need_weights=False)
+    row = facts["mha_nan_rows"][0]
+    assert not np.isnan(out[0].numpy()).any()
+    np.testing.assert_array_equal(out[0, row].numpy(), np.zeros(X.shape[1]))
+
+
+def test_with_a_kv_cache_the_causal_mask_must_be_aligned_bottom_right():
+    """The chapter's warning: tril(ones(n, m)) and is_causal=True align top-left; for the
+    newest query (n = 1) against m cached keys only diagonal=m-n gives the chapter's row."""
+    r = attention(**baseline())
+    q, K, V = t64(r.Q[-1:]), t64(r.K), t64(r.V)
+    n, m = 1, r.K.shape[0]
+    top_left = torch.tril(torch.ones(n, m, dtype=torch.bool))
+    bottom_right = torch.tril(torch.ones(n, m, dtype=torch.bool), diagonal=m - n)
+    right = F.scaled_dot_product_attention(q, K, V, attn_mask=bottom_right).numpy()
+    np.testing.assert_allclose(right[0], r.O[-1], atol=1e-12)
+    for wrong in (F.scaled_dot_product_attention(q, K, V, attn_mask=top_left).numpy(),
+                  F.scaled_dot_product_attention(q, K, V, is_causal=True).numpy()):
+        assert not np.allclose(wrong[0], r.O[-1])
+
+
 def test_float_mask_is_added_to_the_scores_like_M():
     r = attention(**baseline())
     out = F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=t64(r.M)).numpy()

@@ -523,8 +523,10 @@ def test_skip_link_jumps_from_the_controls_to_the_results(lab_page):
     assert skip.is_visible()
     twin.page.keyboard.press("Enter")
     assert twin.page.evaluate("() => document.activeElement.classList.contains('al-results')")
-    twin.page.keyboard.press("Tab")  # on into the results: the first cell of S
+    twin.page.keyboard.press("Tab")  # on into the results: S's first row header (it chooses the row)
     assert twin.page.evaluate("() => document.activeElement.closest('.al-results') !== null")
+    assert twin.page.evaluate("() => document.activeElement.dataset.labRowPick") == "0"
+    twin.page.keyboard.press("Tab")  # then S's cells
     assert twin.page.evaluate("() => document.activeElement.dataset.matrix") == "S"
 
 
@@ -668,7 +670,7 @@ def expected_changes(old: dict, new: dict) -> dict:
                 x, y = float(getattr(a, name)[i, j]), float(getattr(b, name)[i, j])
                 if x != y:
                     if math.isinf(b.S[i, j]) and name in ("S", "A"):
-                        mark = ""  # masked now: the cell shows its label 已遮住 (and the frame)
+                        mark = ""  # masked now: the cell shows its label 已挡住 (and the frame)
                     elif math.isinf(x):
                         mark = STRINGS["view"]["changed_mask"]
                     else:

@@ -23,7 +23,7 @@ the pages, this extension edits them in place:
 * **Chinese names.** The theme's English button names and titles are replaced
   with Chinese ones (:data:`CHINESE`).
 * **One light stylesheet.** The theme's seven stylesheets become one, cut to the
-  rules the pages can use (``f11_css``: 480 KB -> about 150 KB).
+  rules the pages can use (``f11_css``: 480 KB -> about 125 KB).
 * **Root page.** ``index.html`` at the site root (a redirect to the first page)
   gets ``lang``, a title and a visible link.
 """
