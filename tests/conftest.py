@@ -117,11 +117,13 @@ class PageRecorder:
 
 @pytest.fixture
 def new_page(browser):
-    """Factory: ``new_page(width=1280, height=900, color_scheme="light")`` -> PageRecorder."""
+    """Factory: ``new_page(width=1280, height=900, color_scheme="light", **context)`` -> PageRecorder."""
     contexts = []
 
-    def make(width=1280, height=900, color_scheme="light"):
-        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
+    def make(width=1280, height=900, color_scheme="light", **context):
+        """``context``: more Playwright context options (``has_touch=True, is_mobile=True`` ...)."""
+        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme,
+                                  **context)
         contexts.append(ctx)
         return PageRecorder(ctx.new_page())
 

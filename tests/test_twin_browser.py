@@ -788,3 +788,18 @@ def test_clicking_or_pressing_a_row_header_chooses_that_row(lab_page):
     page.keyboard.press("Space")
     chosen(1)
     assert run_axe_colour_contrast(page) == []
+
+
+def test_tapping_a_cell_on_a_touch_phone_explains_it(lab_page):
+    """Phones have no mouse: a tap on a cell shows where its number comes from, as the hint says."""
+    twin = lab_page(width=375, height=812, has_touch=True, is_mobile=True)
+    explain = twin.root.locator("[data-lab-explain]")
+    assert explain.inner_text().startswith("点一下任一格")
+    twin.root.locator('td[data-matrix="O"][data-row="1"][data-col="0"]').tap()
+    text = explain.inner_text()
+    assert text.startswith("O[爱,") and "×" in text, text
+    # The cells it comes from are marked: A's row 爱 (the shares) and V's column 0 (the values).
+    assert twin.root.locator('td[data-matrix="O"][data-row="1"][data-col="0"][data-active]').count() == 1
+    linked = twin.root.locator("td[data-linked]").evaluate_all(
+        "els => els.map(td => td.dataset.matrix + td.dataset.row + td.dataset.col).sort()")
+    assert linked == ["A10", "A11", "V00", "V10"], linked
