@@ -468,6 +468,26 @@ def test_a_row_header_chooses_the_row_in_the_kernel_too(lab_page):
     assert not page.page_errors
 
 
+def test_a_slider_readout_takes_the_minus_sign_it_shows_and_full_width_digits(lab_page):
+    """ipywidgets shows "−0.50" (U+2212) in a readout; typed back, that (and "１，５") sets the
+    slider, as the site's number boxes do; text no grammar reads is refused, the value kept."""
+    page = lab_page
+    reset(page)
+    params = default_params()
+    for name, typed, value in (("Wq[0,0]", "\u22120.5", -0.5), ("X[1,1]", "\uff11\uff0c\uff15", 1.5),
+                               ("Wv[0,1]", "abc", params["Wv[0,1]"])):
+        readout = page.locator(f".f11-lab .{dom_class(name)} .widget-readout")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(typed)
+        page.keyboard.press("Enter")
+        params[name] = value
+        wait_for_core(page, params)
+        assert float(readout.inner_text().replace("\u2212", "-")) == value
+    assert not page.page_errors
+    reset(page)
+
+
 def test_without_room_beside_the_sliders_the_view_wraps_under_them(lab_page):
     """JupyterLab's default chrome (file browser open: the notebook ~590 px wide) and a phone:
     the view goes under the sliders, nothing sticks out sideways, every slider keeps a draggable

@@ -803,3 +803,30 @@ def test_tapping_a_cell_on_a_touch_phone_explains_it(lab_page):
     linked = twin.root.locator("td[data-linked]").evaluate_all(
         "els => els.map(td => td.dataset.matrix + td.dataset.row + td.dataset.col).sort()")
     assert linked == ["A10", "A11", "V00", "V10"], linked
+
+
+@pytest.mark.parametrize("width", [320, 375])
+def test_on_a_phone_long_values_never_push_a_table_over_another_or_the_page_sideways(lab_page, width):
+    """Values such as −39.513 in O and −10.734 in S (sliders near their ends) on a 320/375 px
+    phone: each table stays in its own column, the page does not scroll sideways, and when the
+    three tables need more room than the screen, their strip scrolls in its own box."""
+    twin = lab_page(width=width, height=812)
+    for name, value in (("Wv[0,0]", "-19.5"), ("Wv[0,1]", "-19.5"), ("Wv[1,0]", "-19.5"), ("Wv[1,1]", "-19.5"),
+                        ("X[1,1]", "2.9"), ("Wq[0,0]", "-2.95"), ("Wk[0,0]", "2.95")):
+        box = twin.root.locator(f'input[data-param-text="{name}"]')
+        box.fill(value)
+        box.press("Enter")
+    twin.page.wait_for_function("() => document.querySelector('td[data-matrix=\"O\"][data-row=\"1\"]')"
+                                ".dataset.value.startsWith('-39')")
+    geometry = twin.page.evaluate("""() => {
+        const sao = document.querySelector('[data-attention-lab] .al-sao');
+        const r = (n) => n.getBoundingClientRect();
+        return { page: document.documentElement.scrollWidth - innerWidth,
+                 tables: [...sao.querySelectorAll('table')].map(t => [r(t).left, r(t).right]),
+                 strip: [sao.scrollWidth, sao.clientWidth, getComputedStyle(sao).overflowX] };
+    }""")
+    assert geometry["page"] <= 0, geometry
+    tables = sorted(geometry["tables"])
+    assert all(left_next >= right for (_, right), (left_next, _) in zip(tables, tables[1:])), tables
+    scroll_width, client_width, overflow = geometry["strip"]
+    assert scroll_width <= client_width or overflow in ("auto", "scroll"), geometry

@@ -10,10 +10,32 @@
  * Traits (attention_lab/widget.py): "config" (once: strings, ranges) and "state"
  * ({params, result, row, notes}; masked cells are null, JSON has no infinity).
  */
+// ipywidgets' slider readouts show negatives with the typographic minus ("−0.50"), but read a
+// typed value back with JavaScript's parseFloat, which refuses it (and full-width digits, and a
+// decimal comma).  Before ipywidgets reads a readout of the lab (on Enter or on leaving it), the
+// text is rewritten in the lab's own number grammar (attention.js parseNumber, the site's and
+// attention_lab.params'); text that grammar refuses is left for ipywidgets to refuse.
+let readoutsTidied = false;
+function tidyReadouts(core) {
+  if (readoutsTidied) return;
+  readoutsTidied = true;
+  const tidy = (e) => {
+    const t = e.target;
+    if (!(t instanceof Element) || !t.matches(".f11-lab .widget-readout[contenteditable]")) return;
+    if (e.type === "keydown" && e.key !== "Enter") return;
+    const value = core.parseNumber(t.textContent || "");
+    if (Number.isFinite(value)) t.textContent = String(value);
+  };
+  // Capture phase: this runs before ipywidgets' own blur/keydown handlers on the readout.
+  document.addEventListener("keydown", tidy, true);
+  document.addEventListener("blur", tidy, true);
+}
+
 function renderLab({ model, el }) {
   const render = window.AttentionLabRender;
   const core = window.AttentionLabCore;
   const config = model.get("config") || {};
+  tidyReadouts(core);
   const container = document.createElement("div");
   container.className = "attention-lab-jupyter";
   el.appendChild(container);
