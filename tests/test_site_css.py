@@ -141,6 +141,10 @@ def test_menus_tooltips_drawer_and_search_results_look_the_same_with_the_cut_sty
 
     def drawer(page):
         page.locator(".primary-toggle").locator("visible=true").first.click()
+        # The toggle's tooltip (shown on hover and focus) would come and go at its own pace.
+        page.mouse.move(370, 800)
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.wait_for_function("() => !document.querySelector('.tooltip')")
         page.wait_for_timeout(400)
 
     def results(page):
