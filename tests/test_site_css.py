@@ -64,9 +64,6 @@ def _open(new_page, site_url: str, address: str, info: dict, original: bool, **v
 
         page.route("**/*", serve)
     page.goto(f"{site_url}/{address}", wait_until="load")
-    # Sections far from the screen are not drawn on screen (f11-site.css: content-visibility);
-    # a full-page picture must show them all, both ways.
-    page.add_style_tag(content="section { content-visibility: visible !important; }")
     page.evaluate("document.fonts.ready.then(() => true)")
     if page.query_selector("[data-attention-lab]"):
         page.wait_for_selector('[data-attention-lab][data-lab-ready="true"]')

@@ -320,6 +320,25 @@ def test_every_page_reads_on_a_375px_phone(built_site, site_url, new_page, site_
         assert result["problems"] == [], f"{page}: {result['problems']}"
 
 
+@pytest.mark.parametrize("width, height", [(1280, 900), (375, 812)])
+def test_every_section_link_of_the_chapter_lands_on_its_heading(site_url, new_page, width, height):
+    """Opening the chapter at #section (a link from another page, or the contents) shows that
+    section's heading at the top of the screen, below the theme's header, on a desktop and a phone."""
+    rec = new_page(width=width, height=height)
+    page = rec.page
+    page.goto(f"{site_url}/book/f11-attention.html", wait_until="load")
+    targets = page.evaluate("() => [...document.querySelectorAll('#pst-page-toc-nav a.nav-link[href^=\"#\"]')]"
+                            ".map(a => decodeURIComponent(a.getAttribute('href').slice(1)))")
+    assert len(targets) >= 10, targets
+    for target in targets:
+        page.goto("about:blank")  # a fresh load each time, as a link from elsewhere opens it
+        page.goto(f"{site_url}/book/f11-attention.html#{target}", wait_until="load")
+        page.wait_for_timeout(300)
+        top = page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top", target)
+        # The theme scrolls a heading to just under its 4rem header bar.
+        assert 0 <= top <= 120, f"#{target} is at {top:.0f} px from the top of the screen"
+
+
 # ---------------------------------------------------------------- accessibility
 
 def _axe_source() -> str:
