@@ -339,6 +339,26 @@ def test_every_section_link_of_the_chapter_lands_on_its_heading(site_url, new_pa
         assert 0 <= top <= 120, f"#{target} is at {top:.0f} px from the top of the screen"
 
 
+@pytest.mark.parametrize("width", [1280, 375])
+def test_figures_keep_their_room_while_loading_and_their_shape(site_url, new_page, site_pages, width):
+    """Every figure states its size in the page (room kept before the file arrives: the text
+    does not jump on a slow phone), and, drawn, has the shape of its picture."""
+    rec = new_page(width=width, height=900)
+    seen = 0
+    for path in site_pages:
+        rec.page.goto(f"{site_url}/{path}", wait_until="load")
+        figures = rec.page.evaluate("""() => [...document.querySelectorAll('.bd-article img')].map(i => ({
+            src: i.getAttribute('src'), w: +i.getAttribute('width'), h: +i.getAttribute('height'),
+            shown: [i.getBoundingClientRect().width, i.getBoundingClientRect().height],
+            natural: [i.naturalWidth, i.naturalHeight] }))""")
+        for f in figures:
+            seen += 1
+            assert f["w"] > 0 and f["h"] > 0, f"{path}: {f['src']} has no width/height"
+            (sw, sh), (nw, nh) = f["shown"], f["natural"]
+            assert abs(sw / sh - nw / nh) < 0.01 and abs(f["w"] / f["h"] - nw / nh) < 0.01, (path, f)
+    assert seen >= 5
+
+
 # ---------------------------------------------------------------- accessibility
 
 def _axe_source() -> str:

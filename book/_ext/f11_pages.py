@@ -24,6 +24,8 @@ the pages, this extension edits them in place:
   with Chinese ones (:data:`CHINESE`).
 * **One light stylesheet.** The theme's seven stylesheets become one, cut to the
   rules the pages can use (``f11_css``: 480 KB -> about 125 KB).
+* **Figures keep their room.** Each SVG figure gets its width and height, so nothing
+  jumps while it loads (:func:`image_sizes`).
 * **Root page.** ``index.html`` at the site root (a redirect to the first page)
   gets ``lang``, a title and a visible link.
 """
@@ -200,6 +202,32 @@ def notebook_download(page: str, html_file: Path, outdir: Path) -> str:
     return re.sub(r'href="((?:\.\./)*_sources/(?:[^"/]+/)*)([^"/]+)\.ipynb"', swap, page)
 
 
+_IMG_SVG = re.compile(r'<img\b(?P<attrs>[^>]*?\bsrc="(?P<src>[^"]+\.svg)"[^>]*?)\s*(?P<end>/?>)')
+_SVG_SIZE = re.compile(r'<svg\b[^>]*?\bwidth="(?P<w>[\d.]+)(?P<wu>pt|px)?"[^>]*?\bheight="(?P<h>[\d.]+)(?P<hu>pt|px)?"', re.S)
+
+
+def image_sizes(page: str, html_file: Path) -> str:
+    """Each figure (an SVG ``<img>`` without a size) gets the width and height it is drawn at, so
+    the page keeps its room while it loads: on a slow phone the text no longer jumps as each
+    figure arrives, and a link to a section lands on it.  (The theme's ``max-width: 100%;
+    height: auto`` still scales it down to the column.)"""
+    def sized(m: re.Match) -> str:
+        attrs = m.group("attrs")
+        if re.search(r"\b(width|height)=", attrs) or m.group("src").startswith(("http:", "https:", "data:")):
+            return m.group(0)
+        svg = (html_file.parent / m.group("src").split("?")[0]).resolve()
+        if not svg.is_file():
+            return m.group(0)
+        size = _SVG_SIZE.search(svg.read_text("utf-8", "replace")[:4000])
+        if not size:
+            return m.group(0)
+        px = {"pt": 4 / 3, "px": 1.0, None: 1.0}
+        w, h = float(size["w"]) * px[size["wu"]], float(size["h"]) * px[size["hu"]]
+        return f'<img{attrs} width="{round(w)}" height="{round(h)}" {m.group("end")}'
+
+    return _IMG_SVG.sub(sized, page)
+
+
 _SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script>\s*", re.S)
 _STYLESHEET = re.compile(r'<link\b[^>]*rel="stylesheet"[^>]*>')
 
@@ -312,6 +340,7 @@ def finish_pages(app, exc):
         new = re.sub(r'<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*" ?/?>\s*', "", new)
         new = accessible(chinese_names(new))
         new = notebook_download(new, html_file, outdir)
+        new = image_sizes(new, html_file)
         search_page = html_file == outdir / "search.html"
         new = lab_first(new, outdir, tuple(TWIN_JS), search_page=search_page)
         if search_page:
