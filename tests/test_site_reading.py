@@ -278,6 +278,11 @@ def test_printed_lab_page_has_its_title_and_the_whole_snapshot_on_page_one(site_
         first = _norm(pages[0].extract_text())
         for shown in ("课堂实验台", "分数表", "份额表", "输出表", "逐步计算"):
             assert shown in first, f"page 1 of the lab page printed on {paper} lacks {shown!r}: {first[:200]}"
+    # On paper every row of S, A and O keeps its label (on screen those labels are buttons).
+    rec.page.emulate_media(media="print")
+    labels = rec.page.evaluate("""() => [...document.querySelectorAll('[data-attention-lab] .al-sao tbody tr')].map(tr => {
+        const th = tr.querySelector('th'); return th && th.offsetParent !== null ? th.innerText.trim() : ''; })""")
+    assert labels == ["我", "爱"] * 3, labels
 
 
 # ---------------------------------------------------------------- phone
@@ -357,6 +362,35 @@ def test_figures_keep_their_room_while_loading_and_their_shape(site_url, new_pag
             (sw, sh), (nw, nh) = f["shown"], f["natural"]
             assert abs(sw / sh - nw / nh) < 0.01 and abs(f["w"] / f["h"] - nw / nh) < 0.01, (path, f)
     assert seen >= 5
+
+
+def test_search_match_link_on_a_page_is_chinese(site_url, new_page):
+    """Opening a search hit highlights the words and offers a link to hide them, in Chinese."""
+    rec = new_page()
+    rec.page.goto(f"{site_url}/book/f11-attention.html?highlight=" + urllib.parse.quote("份额"), wait_until="load")
+    link = rec.page.locator(".highlight-link a")
+    link.first.wait_for()
+    assert link.first.inner_text().strip() == "隐藏搜索结果"
+    assert rec.page.locator("span.highlighted").count() > 0
+
+
+def test_every_header_button_shows_a_focus_ring_when_reached_with_tab(site_url, new_page):
+    rec = new_page()
+    page = rec.page
+    page.goto(f"{site_url}/book/f11-attention.html", wait_until="load")
+    rings = {}
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        info = page.evaluate("""() => { const e = document.activeElement;
+            if (!e || !e.closest('.bd-header, .bd-header-article')) return null;
+            const cs = getComputedStyle(e);
+            return [e.getAttribute('aria-label') || e.getAttribute('title') || e.innerText.trim(),
+                    cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) >= 2 || cs.boxShadow !== 'none'];
+        }""")
+        if info:
+            rings[info[0]] = info[1]
+    assert len(rings) >= 4, rings
+    assert all(rings.values()), {name: ring for name, ring in rings.items() if not ring}
 
 
 # ---------------------------------------------------------------- accessibility

@@ -187,6 +187,8 @@ def test_typed_values_are_exact_or_clamped_with_the_kernel_labs_note(chapter):
     params["Wv[0,0]"] = value
     assert_cells_equal_python(twin.cells(), params, "typed 99")
     assert note in twin.notes()
+    # One note for it, as in the kernel lab: not a second one saying it is at its range end.
+    assert sum("Wv[0,0]" in line for line in twin.notes().splitlines()) == 1, twin.notes()
 
 
 @pytest.mark.parametrize("action, contrast", [("only_wv", "only_wv"), ("only_wq", "only_wq"), ("reset", None)])
@@ -508,7 +510,9 @@ def test_print_is_a_static_coloured_snapshot_in_one_piece(lab_page):
     twin.page.emulate_media(media="print")
     style = twin.root.evaluate("""r => ({adjust: getComputedStyle(r).printColorAdjust,
         brk: getComputedStyle(r).breakInside,
-        shown: [...r.querySelectorAll("input, button, .al-controls")].filter(e => e.getClientRects().length).length,
+        // No control on paper; the row headers of S, A, O (buttons on screen) print as labels.
+        shown: [...r.querySelectorAll("input, button:not(.al-rowpick), .al-controls")]
+            .filter(e => e.getClientRects().length).length,
         position: getComputedStyle(r.querySelector(".al-results")).position})""")
     assert style == {"adjust": "exact", "brk": "avoid", "shown": 0, "position": "static"}
     assert twin.root.locator("td[data-matrix='O']").first.evaluate("td => getComputedStyle(td).backgroundColor") == colour
@@ -559,9 +563,16 @@ def expected_linked(name: str, i: int, j: int, r, row: int) -> set:
 
 
 def expected_explanation(name: str, i: int, j: int, r, params: dict) -> str:
-    """The explanation text, built here from Python's numbers and the strings table."""
+    """The explanation text, built here from Python's numbers and the strings table; "=" only
+    where the shown numbers give the shown (unrounded) result, else "≈" (the chapter's rule)."""
     e, tok, f = STRINGS["view"]["explain"], STRINGS["tokens"], format_value
     factor = lambda x: f"({f(x)})" if f(x).startswith("−") else f(x)  # noqa: E731
+    shown = lambda x: float(f(x).replace("−", "-"))  # noqa: E731
+
+    def eq(from_shown: float, x: float) -> str:
+        tol = 1e-12 * max(1.0, abs(x))
+        return "=" if abs(shown(x) - x) <= tol and abs(from_shown - shown(x)) <= tol else "≈"
+
     col = tok[j] if name in ("S", "A") else STRINGS["twin"]["cell"].replace("{c}", str(j))
     fill = {"cell": f"{name}[{tok[i]},{col}]", "value": f(getattr(r, name)[i, j]), "d_k": f"{params['d_k']:g}",
             "row_tok": tok[i], "col_tok": tok[j], "i": str(i), "j": str(j)}
@@ -570,23 +581,45 @@ def expected_explanation(name: str, i: int, j: int, r, params: dict) -> str:
     elif name == "S":
         template = e["S"]
         fill.update(qi="q" + "₀₁"[i], kj="k" + "₀₁"[j],
-                    expr=" + ".join(f"{factor(r.Q[i, p])}×{factor(r.K[j, p])}" for p in range(2)))
+                    expr=" + ".join(f"{factor(r.Q[i, p])}×{factor(r.K[j, p])}" for p in range(2)),
+                    eq=eq(sum(shown(r.Q[i, p]) * shown(r.K[j, p]) for p in range(2)) / math.sqrt(params["d_k"]),
+                          r.S[i, j]))
     elif name == "A" and math.isinf(r.S[i, j]):
         template = e["A_masked"]
     elif name == "A":
         template = e["A"]
-        fill.update(s=f(r.S[i, j]), sum="+".join("e^{" + f(s) + "}" for s in r.S[i] if not math.isinf(s)))
+        readable = [s for s in r.S[i] if not math.isinf(s)]
+        fill.update(s=f(r.S[i, j]), sum=" + ".join(f"exp({f(s)})" for s in readable),
+                    eq=eq(math.exp(shown(r.S[i, j])) / sum(math.exp(shown(s)) for s in readable), r.A[i, j]))
     elif name == "O":
         template = e["O"]
         fill["expr"] = " + ".join(f"{f(r.A[i, k])}×{factor(r.V[k, j])}" for k in range(2))
+        fill["eq"] = eq(sum(shown(r.A[i, k]) * shown(r.V[k, j]) for k in range(2)), r.O[i, j])
     else:
         w = {"Q": "Wq", "K": "Wk", "V": "Wv"}[name]
         template = e["QKV"]
         fill.update(w=w, expr=" + ".join(f"{factor(params[f'X[{i},{p}]'])}×{factor(params[f'{w}[{p},{j}]'])}"
-                                         for p in range(2)))
+                                         for p in range(2)),
+                    eq=eq(sum(shown(params[f"X[{i},{p}]"]) * shown(params[f"{w}[{p},{j}]"]) for p in range(2)),
+                          getattr(r, name)[i, j]))
     for key, value in fill.items():
         template = template.replace("{" + key + "}", value)
     return template
+
+
+def test_a_cell_explanation_writes_approx_where_its_rounded_numbers_do_not_add_up(lab_page):
+    """At the baseline, O[爱,第1格] reads 0.67×0 + 0.33×20 ≈ 6.605 (0.33×20 is 6.6), while
+    Q[我,第0格] = 1×0.5 + 1×(−0.5) = 0 is exact, and A[我,我] = 1 (one readable position)."""
+    twin = lab_page()
+    explain = twin.root.locator("[data-lab-explain]")
+    texts = {}
+    for code in ("O11", "Q00", "A00", "A10"):
+        twin.root.locator(f'td[data-matrix="{code[0]}"][data-row="{code[1]}"][data-col="{code[2]}"]').hover()
+        texts[code] = explain.text_content()
+    assert texts["O11"].endswith("0.67×0 + 0.33×20 ≈ 6.605"), texts
+    assert texts["Q00"].endswith("1×0.5 + 1×(−0.5) = 0"), texts
+    assert texts["A00"].endswith("exp(0) ÷ (exp(0)) = 1"), texts
+    assert "≈ 0.67" in texts["A10"] and "{" not in texts["A10"], texts
 
 
 def random_states(n: int, seed: int) -> list[tuple[dict, int]]:
@@ -638,7 +671,8 @@ def test_step_through_reveals_the_row_one_stage_at_a_time(lab_page):
     for stage in range(1, 6):
         step.click()
         assert twin.root.get_attribute("data-step") == str(stage)
-        want = ({f"A{row}0", f"A{row}1"} if stage < 4 else set()) | ({f"O{row}0", f"O{row}1"} if stage < 5 else set())
+        want = (({f"S{row}0", f"S{row}1"} if stage < 3 else set()) | ({f"A{row}0", f"A{row}1"} if stage < 4 else set())
+                | ({f"O{row}0", f"O{row}1"} if stage < 5 else set()))
         assert pending_cells(twin) == want, stage
         for code in want:
             assert not any(ch.isdigit() for ch in twin.root.locator(
@@ -830,3 +864,12 @@ def test_on_a_phone_long_values_never_push_a_table_over_another_or_the_page_side
     assert all(left_next >= right for (_, right), (left_next, _) in zip(tables, tables[1:])), tables
     scroll_width, client_width, overflow = geometry["strip"]
     assert scroll_width <= client_width or overflow in ("auto", "scroll"), geometry
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (375, 812)])
+def test_the_explanation_box_shows_its_hint_whole(lab_page, width, height):
+    """The box under the buttons holds two whole lines: the hint is never cut off."""
+    twin = lab_page(width=width, height=height)
+    explain = twin.root.locator("[data-lab-explain]")
+    assert explain.evaluate("p => p.scrollHeight <= p.clientHeight"), explain.evaluate(
+        "p => [p.scrollHeight, p.clientHeight]")

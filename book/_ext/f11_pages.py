@@ -66,12 +66,13 @@ CHINESE = {
     "Site navigation": "全书导航",
     "Contents": "目录",
     "列印成 PDF": "打印成 PDF",
+    "Binder logo": "Binder",
 }
 _CJK = re.compile(r"[\u3400-\u9fff]")
 # A header menu item: its tooltip (title) is Chinese, its visible text only ".md".
 _MENU_ITEM = re.compile(r'(title="(?P<title>[^"]*)"(?:(?!</[ab]>|</button>|title=).)*?<span class="btn__text-container">)'
                         r'(?P<text>[^<]*)(</span>)', re.S)
-_ATTRS = ("aria-label", "title", "data-bs-title", "data-tooltip", "data-content")
+_ATTRS = ("aria-label", "title", "data-bs-title", "data-tooltip", "data-content", "alt")
 
 FA_SCRIPT = "_static/scripts/fontawesome.js"
 FA_CSS = "_static/styles/pydata-sphinx-theme.css"
@@ -273,6 +274,14 @@ def lab_first(page: str, outdir: Path, lab_files: tuple[str, ...], search_page: 
         return m.group(0)
 
     head = _SCRIPT.sub(rework, head)
+    # The Chinese catalogue (it needs doctools.js) right after doctools.js: sphinx_highlight.js
+    # writes its "Hide Search Matches" link as soon as it runs (deferred scripts run in page
+    # order, and the page is parsed by then), so the catalogue must be there before it.
+    catalogue = re.search(r'\s*<script defer src="[^"]*translations\.js[^"]*"></script>', head)
+    doctools = re.search(r'<script defer src="[^"]*doctools\.js[^"]*"></script>', head)
+    if catalogue and doctools and doctools.start() < catalogue.start():
+        head = head.replace(catalogue.group(0), "", 1)
+        head = head.replace(doctools.group(0), doctools.group(0) + "\n    " + catalogue.group(0).strip(), 1)
     if "data-attention-lab" not in rest:
         # No lab on this page (index, notation, search): neither its scripts nor its styles.
         lab_srcs = []

@@ -67,6 +67,7 @@
     /** The single source of truth: every number on screen is recomputed from it. */
     this.state = { params: copyParams(config.start), row: config.row === 0 ? 0 : 1 };
     this.typedNotes = [];
+    this.notedNames = [];   // controls whose typed value has its own note among typedNotes
     var controls = this.controls = {};   // name -> {range, text} | {box}
 
     root.classList.add("al-lab");
@@ -181,6 +182,7 @@
       function applyTyped() {
         var c = core.coerce(name, text.value, config.ranges, config.baseline, self.state.params[name]);
         self.typedNotes = c.note ? [c.note] : [];
+        self.notedNames = c.note ? [name] : [];
         self.setParam(name, c.value);
       }
       text.addEventListener("change", applyTyped);
@@ -248,6 +250,7 @@
   /** Show notes (plain strings) in the view's note area, with the current messages. */
   Lab.prototype.showNotes = function (list) {
     this.typedNotes = list.slice();
+    this.notedNames = [];
     this.update();
   };
 
@@ -256,7 +259,8 @@
     var s = this.config.strings || {}, labStr = s.lab || {};
     var state = this.state, result = null, notes;
     this._parts.rowInputs.forEach(function (r, i) { r.checked = i === state.row; });
-    notes = this.typedNotes.concat(core.messages(state.params, this.config.ranges, labStr));
+    notes = this.typedNotes.concat(core.messages(state.params, this.config.ranges, labStr,
+      this.typedNotes.length ? this.notedNames : []));
     try {
       result = core.attentionFromParams(state.params);
     } catch (e) {

@@ -510,12 +510,13 @@
   // ---------------------------------------------------------------- status messages
 
   /** As the kernel lab's _messages: entries at a range end, d_k not the width, causal off.
-   *  labStrings: strings_zh.json's "lab" section; ranges as in the page's config. */
-  function messages(params, ranges, labStrings) {
+   *  labStrings: strings_zh.json's "lab" section; ranges as in the page's config; noted: names
+   *  whose typed value already has its own note (no second note that it is at a range end). */
+  function messages(params, ranges, labStrings, noted) {
     var s = labStrings || {}, out = [];
     PARAM_NAMES.slice(0, -2).forEach(function (name) {
       var r = ranges[tableOf(name)], v = params[name];
-      if (s.at_bound && (v <= r.min || v >= r.max)) {
+      if (s.at_bound && !(noted && noted.indexOf(name) >= 0) && (v <= r.min || v >= r.max)) {
         out.push(s.at_bound.split("{name}").join(name).split("{value}").join(fmt(v))
           .split("{min}").join(fmt(r.min)).split("{max}").join(fmt(r.max)));
       }

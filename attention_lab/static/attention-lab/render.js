@@ -316,7 +316,9 @@
 
     function isPending(name, i) {
       if (st.step === 0 || i !== st.row) return false;
-      return (name === "A" && st.step < 4) || (name === "O" && st.step < 5);
+      // S = QKᵀ/√d_k + M is complete once the mask is added (stage 3): before that the row's
+      // S cells would show numbers the worked text has not reached (stage 1 shows raw q·k).
+      return (name === "S" && st.step < 3) || (name === "A" && st.step < 4) || (name === "O" && st.step < 5);
     }
 
     function drawCell(name, i, j) {
@@ -477,6 +479,15 @@
     }
 
     function factor(x) { var t = format(x); return t.charAt(0) === "−" ? "(" + t + ")" : t; }
+    /** A number as the tables show it (3 decimals at most), back as a number. */
+    function shownNum(x) { return x === -Infinity ? x : parseFloat(format(x).replace("−", "-")); }
+    /** The chapter's rule: "=" only when the shown numbers give the shown result exactly
+     *  (and that result is not itself rounded); otherwise "≈". */
+    function eqSign(fromShown, x) {
+      var tol = 1e-12 * Math.max(1, Math.abs(x));
+      return Math.abs(shownNum(x) - x) <= tol && Math.abs(fromShown - shownNum(x)) <= tol ? "=" : "≈";
+    }
+    function dotShown(a, b) { return a.reduce(function (t, v, p) { return t + shownNum(v) * shownNum(b[p]); }, 0); }
 
     /** The explanation of one cell, with the numbers the tables show. */
     function explainText(name, i, j) {
@@ -490,22 +501,27 @@
         base.qi = "q" + core.subscript(i);
         base.kj = "k" + core.subscript(j);
         base.expr = r.Q[i].map(function (q, p) { return factor(q) + "×" + factor(r.K[j][p]); }).join(" + ");
+        base.eq = eqSign(dotShown(r.Q[i], r.K[j]) / Math.sqrt(st.fullResult.d_k), r.S[i][j]);
         return fill(e.S, base);
       }
       if (name === "A") {
         if (r.S[i][j] === -Infinity) return fill(e.A_masked, base);
         base.s = format(r.S[i][j]);
-        base.sum = r.S[i].filter(function (s) { return s !== -Infinity; })
-          .map(function (s) { return "e^{" + format(s) + "}"; }).join("+");
+        var readable = r.S[i].filter(function (s) { return s !== -Infinity; });
+        base.sum = readable.map(function (s) { return "exp(" + format(s) + ")"; }).join(" + ");
+        base.eq = eqSign(Math.exp(shownNum(r.S[i][j])) / readable.reduce(function (t, s) { return t + Math.exp(shownNum(s)); }, 0),
+          r.A[i][j]);
         return fill(e.A, base);
       }
       if (name === "O") {
         base.expr = r.A[i].map(function (a, k) { return format(a) + "×" + factor(r.V[k][j]); }).join(" + ");
+        base.eq = eqSign(dotShown(r.A[i], r.V.map(function (v) { return v[j]; })), r.O[i][j]);
         return fill(e.O, base);
       }
       var w = PARAM_TABLE[name], X = st.tables.X, W = st.tables[w];
       base.w = w;
       base.expr = X[i].map(function (x, p) { return factor(x) + "×" + factor(W[p][j]); }).join(" + ");
+      base.eq = eqSign(dotShown(X[i], W.map(function (w) { return w[j]; })), r[name][i][j]);
       return fill(e.QKV, base);
     }
 
