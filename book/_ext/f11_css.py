@@ -51,6 +51,7 @@ _WORD = re.compile(r"[A-Za-z_][\w-]*")
 _LINK = re.compile(r'\s*<link rel="stylesheet" type="text/css" href="(?P<href>[^"]+)" />|'
                    r'\s*<link href="(?P<href2>[^"]+)" rel="stylesheet" />')
 _URL = re.compile(r"""url\(\s*(["']?)([^"')]+)\1\s*\)""")
+_IMPORT = re.compile(r"""@import\s+(["'])([^"']+)\1\s*;?""")
 
 
 def names_in_use(pages: list[str], scripts: list[str]) -> tuple[set[str], tuple[str, ...]]:
@@ -133,7 +134,7 @@ def inline_imports(css: str, css_file: Path) -> str:
         text = inline_imports(target.read_text("utf-8"), target)
         return rebase_urls(text, target.parent, css_file.parent)
 
-    return re.sub(r"""@import\s+(["'])([^"']+)\1\s*;""", one, css)
+    return _IMPORT.sub(one, css)
 
 
 def rebase_urls(css: str, from_dir: Path, to_dir: Path) -> str:
@@ -187,7 +188,7 @@ def bundle_theme_css(outdir: Path) -> None:
         shutil.copy2(source, reference / part)
         full = rebase_urls(inline_imports(original, source), source.parent, (outdir / BUNDLE).parent)
         texts.append(f"/* {part} */\n" + purge(full, names, prefixes))
-        for m in re.finditer(r"""@import\s+(["'])([^"']+)\1""", original):
+        for m in _IMPORT.finditer(original):
             imported = (source.parent / m.group(2)).resolve().relative_to(outdir.resolve()).as_posix()
             (reference / imported).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(outdir / imported, reference / imported)
@@ -210,7 +211,7 @@ def bundle_theme_css(outdir: Path) -> None:
     # The parts are in the bundle now; nothing links them (nor the file they @import).
     for part in parts:
         source = outdir / part
-        for m in re.finditer(r"""@import\s+(["'])([^"']+)\1""", (reference / part).read_text("utf-8")):
+        for m in _IMPORT.finditer((reference / part).read_text("utf-8")):
             (source.parent / m.group(2)).resolve().unlink(missing_ok=True)
         source.unlink(missing_ok=True)
         Path(str(source) + ".map").unlink(missing_ok=True)

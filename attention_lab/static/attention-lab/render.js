@@ -610,12 +610,9 @@
       e.preventDefault();
       handles[name].cells[i][j].td.focus();
     }
-    wrap.addEventListener("mouseover", onOver);
-    wrap.addEventListener("mouseout", onOut);
-    wrap.addEventListener("focusin", onFocusIn);
-    wrap.addEventListener("focusout", onFocusOut);
-    wrap.addEventListener("keydown", onKey);
-    wrap.addEventListener("click", onClick);
+    var listeners = { mouseover: onOver, mouseout: onOut, focusin: onFocusIn, focusout: onFocusOut,
+      keydown: onKey, click: onClick };
+    Object.keys(listeners).forEach(function (type) { wrap.addEventListener(type, listeners[type]); });
 
     // ---------------------------------------------------------------- API
 
@@ -660,12 +657,7 @@
     view.handles = handles;
     view.destroy = function () {
       if (observer) observer.disconnect();
-      wrap.removeEventListener("mouseover", onOver);
-      wrap.removeEventListener("mouseout", onOut);
-      wrap.removeEventListener("focusin", onFocusIn);
-      wrap.removeEventListener("focusout", onFocusOut);
-      wrap.removeEventListener("keydown", onKey);
-      wrap.removeEventListener("click", onClick);
+      Object.keys(listeners).forEach(function (type) { wrap.removeEventListener(type, listeners[type]); });
       if (wrap.parentNode) wrap.parentNode.removeChild(wrap);
       root.removeAttribute("data-lab-ready");
     };
