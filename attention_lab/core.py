@@ -112,7 +112,10 @@ class AttentionInputError(ValueError):
     ``"type"`` (not a number: text, None, True/False, objects), ``"complex"``,
     ``"nonfinite"`` (NaN or inf given), ``"shape"``, ``"d_k"``, ``"causal"``
     (not True/False), ``"mask"``, ``"all_masked"`` (a row may read nothing),
-    ``"overflow"`` (finite inputs whose products exceed the largest float).
+    ``"overflow"`` (finite inputs whose products exceed the largest float, or a whole number
+    too large to be a float at all, such as ``10**400``), ``"masked"`` (a ``numpy.ma`` array with
+    masked entries: refused, see :func:`as_matrix`).  Python alone has ``"complex"`` and
+    ``"masked"``: JavaScript cannot receive either.
     """
 
     def __init__(self, kind: str, message: str):
@@ -125,15 +128,43 @@ def _describe(value) -> str:
     return f"{text[:40]}{'…' if len(text) > 40 else ''} ({type(value).__name__})"
 
 
+def _refuse_masked(value, name: str) -> None:
+    """A ``numpy.ma`` array with masked entries is refused, not read.
+
+    ``np.asarray`` would silently take the hidden values underneath, and no guess is right:
+    in X or a W a masked entry is a missing number (attention has no value for it), and as
+    the attention mask the ``numpy.ma`` mask would mean "hidden data", not "may not read".
+    A masked array with nothing masked is just its numbers and is accepted.
+    """
+    if isinstance(value, np.ma.MaskedArray) and np.ma.count_masked(value):
+        hint = ("give an additive mask instead: np.where(m.mask, -np.inf, 0.0)" if name == "mask"
+                else f"fill the missing values first, e.g. {name}.filled(0.0)")
+        raise AttentionInputError(
+            "masked", f"{name} is a numpy masked array with {np.ma.count_masked(value)} masked "
+            f"entr{'y' if np.ma.count_masked(value) == 1 else 'ies'}; a masked entry has no number to "
+            f"compute with, so it is refused rather than read as its hidden value: {hint}")
+
+
+def _as_array(value, name: str) -> np.ndarray:
+    """``value`` as an array: lists entry by entry (numpy would turn True into 1 and "1" into 1.0)."""
+    _refuse_masked(value, name)
+    if isinstance(value, np.ndarray):
+        return np.asarray(value)
+    try:
+        return np.asarray(value, dtype=object)
+    except ValueError:  # nested lists numpy cannot lay out as a table
+        raise AttentionInputError("shape", f"{name} must be a rectangular table (rows of equal length)") from None
+
+
 def as_matrix(value, name: str) -> np.ndarray:
     """Convert ``value`` to a finite 2-D float array or raise :class:`AttentionInputError`.
 
     Accepts nested lists/tuples of real numbers and real numeric arrays.  Refuses text
     (even ``"1"``), ``None``, booleans, complex numbers (their imaginary part would be
-    lost), ragged rows, NaN and inf.
+    lost), ragged rows, NaN and inf, whole numbers too large for a float (``10**400``), and
+    ``numpy.ma`` arrays with masked entries (their hidden values are not the reader's numbers).
     """
-    # Lists are read entry by entry (numpy would turn True into 1 and "1" into 1.0).
-    raw = np.asarray(value) if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    raw = _as_array(value, name)
     if raw.dtype.kind == "O":
         raw = _object_table(raw, name)
     kind = raw.dtype.kind
@@ -173,7 +204,26 @@ def _object_table(raw: np.ndarray, name: str) -> np.ndarray:
             raise AttentionInputError("complex", f"{name} must hold real numbers; {where} is complex {item!r}")
         if not isinstance(item, (int, float, np.integer, np.floating)):
             raise AttentionInputError("type", f"{name} must be a table of numbers; {where} is {_describe(item)}")
+        _check_int_fits(item, where)
     return raw.astype(float)
+
+
+def _check_int_fits(item, where: str) -> None:
+    """A Python int beyond the largest float (10**400) is refused by name (float() would raise OverflowError)."""
+    if isinstance(item, int) and abs(item) > _INT_FLOAT_MAX:
+        raise AttentionInputError(
+            "overflow", f"{where} is too large for a float: about {_int_size(item)}, beyond the largest "
+            "float 1.8e+308; use smaller inputs")
+
+
+#: The largest float as an int: ints beyond it cannot be converted.
+_INT_FLOAT_MAX = int(np.finfo(float).max)
+
+
+def _int_size(item: int) -> str:
+    """``10**400`` -> ``"1e+400"`` (from its digits: it has no float)."""
+    digits = str(abs(item))
+    return f"{'-' if item < 0 else ''}{digits[0]}e+{len(digits) - 1}"
 
 
 def causal_mask(n: int, m: int | None = None) -> np.ndarray:
@@ -196,7 +246,14 @@ def softmax(scores, axis: int = -1) -> np.ndarray:
     ``-inf`` (nothing may be read) raises ``ValueError`` instead of giving NaN.
     """
     scores = _check_scores(scores)
-    row_max = np.max(scores, axis=axis, keepdims=True)
+    if scores.ndim == 0 or scores.size == 0:
+        raise AttentionInputError(
+            "shape", f"softmax: scores must be a non-empty table (a row or rows of numbers); got shape {scores.shape}")
+    try:
+        row_max = np.max(scores, axis=axis, keepdims=True)
+    except np.exceptions.AxisError:
+        raise AttentionInputError(
+            "shape", f"softmax: axis {axis!r} does not exist for scores of shape {scores.shape}") from None
     if np.isneginf(row_max).any():
         raise AttentionInputError(
             "all_masked", "softmax: a row has every position masked (-inf), so there is nothing to read"
@@ -207,7 +264,13 @@ def softmax(scores, axis: int = -1) -> np.ndarray:
 
 def _check_scores(scores) -> np.ndarray:
     """Scores as a float array: real numbers or -inf (masked); no NaN, no +inf."""
-    array = np.asarray(scores)
+    _refuse_masked(scores, "scores")
+    try:
+        array = np.asarray(scores)
+    except ValueError:  # ragged rows
+        raise AttentionInputError("shape", "softmax: scores must be a rectangular table (rows of equal length)") from None
+    if array.dtype.kind == "O" and array.size:
+        array = _object_table(array, "scores")
     if array.dtype.kind == "c":
         raise AttentionInputError("complex", "softmax: scores must be real numbers; got complex values")
     if array.dtype.kind not in "iuf":
@@ -225,6 +288,9 @@ def _check_d_k(d_k, width: int) -> float:
         return float(width)
     if isinstance(d_k, (bool, np.bool_)) or not isinstance(d_k, (int, float, np.integer, np.floating)):
         raise AttentionInputError("d_k", f"d_k must be a positive number; got {_describe(d_k)}")
+    if isinstance(d_k, int) and abs(d_k) > _INT_FLOAT_MAX:
+        raise AttentionInputError(
+            "d_k", f"d_k must be a positive number no larger than the largest float 1.8e+308; got about {_int_size(d_k)}")
     d_k = float(d_k)
     if not np.isfinite(d_k) or d_k <= 0:
         raise AttentionInputError("d_k", f"d_k must be a positive number; got {d_k!r}")
@@ -246,7 +312,13 @@ def _check_mask(mask, n: int, m: int, Q, K) -> np.ndarray:
     ``nn.MultiheadAttention``: True = masked), so a guess would be wrong half the time.
     Convert one explicitly, e.g. ``np.where(allowed, 0.0, -np.inf)``.
     """
-    user = np.asarray(mask)
+    user = _as_array(mask, "mask")
+    if user.dtype.kind == "O" and user.ndim == 1 and user.size and all(
+            isinstance(r, (list, tuple, np.ndarray)) for r in user):
+        raise AttentionInputError("shape", f"mask must have shape ({n}, {m}) for Q {Q.shape} and K {K.shape}; "
+                                  f"its rows have different lengths {[len(r) for r in user]}")
+    if user.dtype.kind == "O" and all(isinstance(v, (bool, np.bool_)) for v in user.flat) and user.size:
+        user = user.astype(bool)
     if user.dtype.kind == "b":
         raise AttentionInputError(
             "mask", "mask is boolean; PyTorch reads True as 'may attend' in scaled_dot_product_attention "
@@ -288,6 +360,27 @@ def _check_overflow(table: np.ndarray, what: str, left: np.ndarray, right: np.nd
         "overflow", f"{what} would reach {size}, beyond the largest float 1.8e+308; use smaller inputs")
 
 
+def _mix(A: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``O = A @ V``, kept finite where the exact answer is finite.
+
+    Each row of A is ≥ 0 and sums to 1, so each O[i, c] is a weighted average of column c
+    of V: it lies between that column's smallest and largest entry and can never exceed
+    the largest float.  Only rounding can carry a sum of huge products past it (V full of
+    1.79e+308 gave inf).  Then the product is taken on V scaled by a power of two (exact)
+    and brought back into the column's range, which only undoes rounding.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        O = A @ V
+    if np.all(np.isfinite(O)):
+        return O
+    exponent = int(np.frexp(np.max(np.abs(V)))[1])  # max |V| < 2**exponent
+    with np.errstate(over="ignore", invalid="ignore"):
+        O = np.clip(np.ldexp(A @ np.ldexp(V, -exponent), exponent), V.min(axis=0), V.max(axis=0))
+    if not np.all(np.isfinite(O)):  # cannot happen for a finite V (kept as a guard: never return inf)
+        raise AttentionInputError("overflow", "O overflows (溢出): O = A·V left the float range; use smaller inputs")
+    return O
+
+
 def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = False) -> AttentionResult:
     """The general single-head form on already projected tables.
 
@@ -322,7 +415,7 @@ def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = Fa
         S = Q @ K.T / np.sqrt(d_k) + M
     _check_overflow(S, "scores overflow (分数溢出): S = Q·Kᵀ/√d_k", Q, K.T, np.isfinite(M), np.sqrt(d_k))
     A = softmax(S, axis=-1)
-    O = A @ V
+    O = _mix(A, V)
     return AttentionResult(Q=Q, K=K, V=V, M=M, S=S, A=A, O=O, d_k=d_k)
 
 

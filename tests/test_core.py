@@ -6,6 +6,7 @@ integers from its hand computation; the checks allow 1e-10, the draft's rounding
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -300,3 +301,103 @@ def test_overflowing_scores_are_reported_as_overflow_not_as_masked_or_nan():
 
 def test_refusals_are_value_errors_so_existing_callers_still_catch_them():
     assert issubclass(AttentionInputError, ValueError)
+
+
+# --- hostile inputs: every one refused by name, never a bare numpy or Python error -----------
+
+@pytest.mark.parametrize("d_k", [10**400, -10**400])
+def test_a_d_k_too_large_for_a_float_is_refused_as_d_k_not_overflowerror(d_k):
+    with pytest.raises(AttentionInputError, match="d_k must be a positive number") as info:
+        attention(**baseline(), d_k=d_k)
+    assert info.value.kind == "d_k" and "1e+400" in str(info.value)
+
+
+@pytest.mark.parametrize("table", [[[10**400, 1], [1, -1]], np.array([[1, 1], [1, -10**400]], dtype=object)])
+def test_a_whole_number_too_large_for_a_float_in_x_is_named(table):
+    with pytest.raises(AttentionInputError, match=r"X\[\d, \d\] is too large for a float: about -?1e\+400") as info:
+        attention(**{**baseline(), "X": table})
+    assert info.value.kind == "overflow"
+
+
+def test_a_ragged_mask_list_is_refused_with_its_row_lengths():
+    with pytest.raises(AttentionInputError, match=r"mask must have shape \(2, 2\).*different lengths \[2, 1\]") as info:
+        scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), mask=[[0.0, -np.inf], [0.0]])
+    assert info.value.kind == "shape"
+
+
+def test_a_mask_mixing_true_with_numbers_is_refused_not_read_as_one():
+    # np.asarray([[True, 0], ...]) is an int table with a 1 in it: that was accepted as a score bonus.
+    with pytest.raises(AttentionInputError, match="not True/False") as info:
+        scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), mask=[[True, 0], [0, 0]])
+    assert info.value.kind == "mask"
+
+
+@pytest.mark.parametrize("scores, message", [
+    ([], r"non-empty.*\(0,\)"),
+    ([[]], r"non-empty.*\(1, 0\)"),
+    (3.0, r"non-empty.*\(\)"),
+    ([[1.0, 2.0], [3.0]], "rectangular"),
+])
+def test_softmax_of_nothing_or_ragged_rows_is_a_shape_refusal(scores, message):
+    with pytest.raises(AttentionInputError, match=message) as info:
+        softmax(scores)
+    assert info.value.kind == "shape"
+
+
+def test_softmax_on_an_axis_that_does_not_exist_is_a_shape_refusal():
+    with pytest.raises(AttentionInputError, match="axis 2 does not exist") as info:
+        softmax([[1.0, 2.0]], axis=2)
+    assert info.value.kind == "shape"
+
+
+@pytest.mark.parametrize("where", ["X", "Wv"])
+def test_a_masked_array_with_masked_entries_is_refused_not_read_as_its_hidden_values(where):
+    # np.asarray drops the mask: the hidden 1e9 would have been computed with, silently.
+    hidden = np.ma.masked_array(baseline()[where], mask=[[False, True], [False, False]])
+    hidden.data[0, 1] = 1e9
+    with pytest.raises(AttentionInputError, match=rf"{where} is a numpy masked array with 1 masked entry.*"
+                                                  rf"{where}\.filled\(0\.0\)") as info:
+        attention(**{**baseline(), where: hidden})
+    assert info.value.kind == "masked"
+
+
+def test_a_masked_array_as_the_attention_mask_is_refused_with_the_additive_form():
+    m = np.ma.masked_array(np.zeros((2, 2)), mask=[[False, True], [False, False]])
+    with pytest.raises(AttentionInputError, match=r"np\.where\(m\.mask, -np\.inf, 0\.0\)") as info:
+        scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), mask=m)
+    assert info.value.kind == "masked"
+    with pytest.raises(AttentionInputError) as info:
+        softmax(np.ma.masked_array([[0.0, 1.0]], mask=[[True, False]]))
+    assert info.value.kind == "masked"
+
+
+def test_a_masked_array_with_nothing_masked_is_just_its_numbers():
+    tables = {k: np.ma.masked_array(v) for k, v in baseline().items()}
+    np.testing.assert_array_equal(attention(**tables).O, attention(**baseline()).O)
+
+
+# Row 1 reads with scores (3, -2.5)/√2: a float sum of the two products near 1.79e+308 rounds
+# past the largest float, though O, a weighted average of V's rows, is exactly 1.79e+308.
+UNEVEN_Q = [[1.0, 0.0], [3.0, -2.5]]
+UNEVEN_K = [[1.0, 0.0], [0.0, 1.0]]
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_o_stays_finite_when_v_holds_the_largest_float(sign):
+    big = sign * np.finfo(float).max
+    shares = softmax(np.array(UNEVEN_Q) @ np.array(UNEVEN_K).T / np.sqrt(2))
+    with np.errstate(over="ignore"):
+        assert not np.all(np.isfinite(shares @ np.full((2, 2), big))), "the case no longer overflows a plain A @ V"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning either
+        r = scaled_dot_product_attention(UNEVEN_Q, UNEVEN_K, np.full((2, 2), big))
+    np.testing.assert_array_equal(r.O, np.full((2, 2), big))  # the exact answer
+
+
+def test_o_from_huge_values_of_both_signs_stays_within_each_column_of_v():
+    big = np.finfo(float).max
+    V = np.array([[big, -big], [-big, big]])
+    r = scaled_dot_product_attention(UNEVEN_Q, UNEVEN_K, V)
+    assert np.all(np.isfinite(r.O)) and np.all(np.abs(r.O) <= big)
+    # The weighted averages, computed on the scaled-down table (exact: a power of two).
+    np.testing.assert_allclose(r.O / 2.0**1023, r.A @ (V / 2.0**1023), rtol=1e-12)
