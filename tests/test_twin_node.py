@@ -139,3 +139,22 @@ def test_typed_number_grammar_is_the_same_in_javascript_and_python():
     want = ["NaN" if v != v else repr(float(v)).removesuffix(".0") for v in map(parse_number, typed)]
     assert got == want
     assert got[:3] == ["-0.5", "1.5", "1.5"] and got[3] == "NaN"
+
+
+def test_number_text_rounds_exact_ties_to_even_as_python_does():
+    # pyFixed finds ties with an exact power-of-two test; every formatted number in the lab
+    # (cells, worked text) goes through it, so it must equal Python's f"{x:.{d}f}" everywhere:
+    # exact binary ties (x.5 at the last digit), their neighbours, slider-grid products, -0.
+    import random
+
+    rng = random.Random(21)
+    xs = [0.0, -0.0, 0.0625, -2.5, 0.5, 1.5, 1e20 + 0.5, 2.0 ** -100, 4503599627370497.5]
+    xs += [rng.randrange(1 << 20) * 2.0 ** rng.randrange(-24, 4) for _ in range(600)]
+    xs += [(rng.randrange(-80, 81) * 0.05) * (rng.randrange(-80, 81) * 0.05) for _ in range(300)]
+    xs += [rng.uniform(-20, 20) for _ in range(300)]
+    cases = [(x if k % 2 else -x, k % 12) for k, x in enumerate(xs)] + [(2.0 ** -100, 99), (0.125, 0)]
+    got = json.loads(node_eval(
+        'const c = require("./attention_lab/static/attention-lab/attention.js");'
+        f"console.log(JSON.stringify({json.dumps(cases)}.map(([x, d]) => c.pyFixed(x, d))));"))
+    want = [f"{x:.{d}f}" for x, d in cases]
+    assert [c for c, g, w in zip(cases, got, want) if g != w] == []

@@ -287,16 +287,13 @@
     var neg = x < 0 || Object.is(x, -0);
     var ax = Math.abs(x);
     var s = ax.toFixed(digits);
-    if (ax < 1e21) {
-      // toFixed rounds exact ties away from zero; Python rounds them to even.
-      var exact = ax.toFixed(Math.min(100, digits + 25));
-      var tail = exact.slice(exact.length - 25);
-      if (/^50*$/.test(tail)) {
-        var down = exact.slice(0, exact.length - 25);
-        if (down.charAt(down.length - 1) === ".") down = down.slice(0, -1);
-        var lastDigit = Number(down.charAt(down.length - 1));
-        if (lastDigit % 2 === 0) s = down;
-      }
+    // toFixed rounds exact ties away from zero; Python rounds them to even.  x is a tie at
+    // `digits` exactly when x·2^(digits+1) is an odd integer (x·10^digits then ends in .5);
+    // the power of two makes the test exact and cheap (no long toFixed, no regex).
+    if (ax < 1e21 && digits < 100 && ax * Math.pow(2, digits + 1) % 2 === 1) {
+      var down = ax.toFixed(digits + 1).slice(0, -1);  // exact: the tie has digits+1 decimals
+      if (down.charAt(down.length - 1) === ".") down = down.slice(0, -1);
+      if (Number(down.charAt(down.length - 1)) % 2 === 0) s = down;
     }
     return (neg ? "-" : "") + s;
   }
