@@ -134,3 +134,35 @@ def new_page(browser):
 
 def node_available() -> bool:
     return shutil.which("node") is not None
+
+
+class BinderRoom:
+    """The Binder env (``.venv-binder`` from binder/requirements.txt alone) and a user HOME after postBuild.
+
+    ``with binder_env.jupyter("lab" | "notebook", root) as (base, token):`` starts a plain server
+    (scripts/binder_env.py); ``binder_env.open_and_run(page, base, token, path, app)`` runs a notebook.
+    """
+
+    def __init__(self, env_dir: Path, home: Path):
+        import binder_env as _be
+
+        self.env_dir, self.home, self._be = env_dir, home, _be
+        self.open_and_run = _be.open_and_run
+        self.save_and_close = _be.save_and_close
+
+    def jupyter(self, app: str, root: Path = ROOT):
+        return self._be.running_jupyter(app, root, self.home, self.env_dir)
+
+    def log(self) -> str:
+        return self._be.server_log(self.home)
+
+
+@pytest.fixture(scope="session")
+def binder_env(tmp_path_factory) -> BinderRoom:
+    """Session-wide Binder room: env made/reused by scripts/binder_env.py, postBuild run in a fresh HOME."""
+    import binder_env as _be
+
+    env_dir = _be.ensure_env()
+    home = tmp_path_factory.mktemp("binder-home")
+    _be.run_postbuild(env_dir, home)
+    return BinderRoom(env_dir, home)
