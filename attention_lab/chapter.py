@@ -21,6 +21,7 @@ __all__ = [
     "chapter_numbers",
     "compare_tables",
     "cross_attention_example",
+    "dot_product_spread",
     "identity_qk_example",
     "mha_like_torch",
     "mha_recipe",
@@ -30,6 +31,7 @@ __all__ = [
     "sdpa_like_torch",
     "self_check_cases",
     "LAB_WQ",
+    "SPREAD_DIMS",
     "kv_cache_example",
     "lab_experiments",
     "softmax_steps",
@@ -274,6 +276,33 @@ def pytorch_facts() -> dict:
             "float_O": float_O, "float_A": float_A}
 
 
+# --------------------------------------------------------------- why divide by √d_k: the spread
+
+#: The widths the chapter's spread cell tries (small, a head's typical width, a large one).
+SPREAD_DIMS = (2, 64, 512)
+
+
+def dot_product_spread(dims=SPREAD_DIMS, pairs: int = 10_000, seed: int = 0) -> dict[int, tuple[float, float]]:
+    """The standard deviation of ``q·k`` for random ``q, k`` (entries independent, mean 0, variance 1).
+
+    For each width ``d``: ``pairs`` random pairs from ``np.random.default_rng(seed)`` (drawn in
+    the order of ``dims``, as the chapter's visible cell does), and ``d -> (std of q·k,
+    std of q·k / √d)``.  The first grows like ``√d``; the second stays near 1.
+
+    >>> spread = dot_product_spread()
+    >>> [round(scaled) for _raw, scaled in spread.values()]
+    [1, 1, 1]
+    """
+    rng = np.random.default_rng(seed)
+    out = {}
+    for d in dims:
+        q = rng.standard_normal((pairs, d))
+        k = rng.standard_normal((pairs, d))
+        dots = (q * k).sum(axis=1)
+        out[int(d)] = (float(dots.std()), float((dots / np.sqrt(d)).std()))
+    return out
+
+
 # ------------------------------------------------------------------------- self-check questions
 
 def self_check_cases() -> dict[str, AttentionResult]:
@@ -319,6 +348,9 @@ def chapter_numbers() -> dict:
     out["mha_double3_o10"], out["mha_double3_o11"] = float(f["double3_O"][1, 0]), float(f["double3_O"][1, 1])
     out["mha_repro_maxdiff"] = f["repro_maxdiff"]
     out["bm_sdpa_a10"] = float(f["sdpa_tril_A"][1, 0])
+    # SDPA returns only O (never the shares): the warning quotes 爱's output row.
+    out["bm_sdpa_o10"], out["bm_sdpa_o11"] = float(f["sdpa_tril_O"][1, 0]), float(f["sdpa_tril_O"][1, 1])
+    out["bm_float_o10"], out["bm_float_o11"] = float(f["float_O"][1, 0]), float(f["float_O"][1, 1])
     out["bm_mha_a00"], out["bm_mha_a01"] = float(f["mha_tril_A"][0, 0]), float(f["mha_tril_A"][0, 1])
     out["bm_mha_nan_rows"] = len(f["mha_nan_rows"])
     out["bm_mha_nan_row"] = f["mha_nan_rows"][0]
@@ -335,7 +367,7 @@ def chapter_numbers() -> dict:
 
 # ------------------------------------------------------------------------- the lab page's experiments
 
-#: book/lab.md's experiment 3: Wq pushed to saturation (6 × the baseline Wq), and a
+#: book/lab.md's experiment 3: Wq scaled 6 × the baseline, so that 爱's softmax saturates, and a
 #: counter-example with entries just as large where q₁ = 0, so nothing saturates.
 LAB_WQ = {
     "wq6": tuple(tuple(6.0 * v for v in row) for row in BASELINE["Wq"]),

@@ -10,10 +10,12 @@ from __future__ import annotations
 __all__ = ["ARROWS", "DataFlowFigure", "data_flow_shapes", "plot_data_flow"]
 
 #: (from box, to box, shape label) for every arrow of the figure, in reading order.
+#: One X box feeds all three projections (self-attention), so its three arrows carry the
+#: same shape: K and V have X's rows, m = n (the footer says so).
 ARROWS = (
     ("X", "Q", "[n, d_model]"),
-    ("X", "K", "[m, d_model]"),
-    ("X", "V", "[m, d_model]"),
+    ("X", "K", "[n, d_model]"),
+    ("X", "V", "[n, d_model]"),
     ("Q", "QK", "Q [n, d_k]"),
     ("K", "QK", "K [m, d_k]"),
     ("QK", "scale", "[n, m]"),
@@ -161,7 +163,9 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
                 fontfamily=family)
     if n is not None:
         m_ = n if m is None else m
-        ax.text(_SIZE[0] / 2, -0.62, "形状写作 [行数, 列数]；自注意力里 m = n。", ha="center", va="center",
+        ax.text(_SIZE[0] / 2, -0.62,
+                "形状写作 [行数, 列数]；K、V 也由 X 算出，所以 m = n。" if m_ == n else
+                "形状写作 [行数, 列数]；m ≠ n 时 K、V 来自另一份 m 行的输入。", ha="center", va="center",
                 fontsize=font_size - 1, color="#444444", fontfamily=family)
         ax.text(_SIZE[0] / 2, -0.95,
                 f"本章的例子：n = m = {n}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}"
