@@ -132,6 +132,35 @@ def new_page(browser):
         ctx.close()
 
 
+# ---------------------------------------------------------------- test tiers
+#: Files of the quick tier (``-m quick``): pure Python and Node, no build, no browser, no fresh venv.
+QUICK_FILES = {
+    "test_core.py", "test_lab_headless.py", "test_worked.py", "test_verify_concepts.py", "test_twin_node.py",
+    "test_dataflow.py", "test_chapter_examples.py", "test_fonts.py", "test_plotting.py", "test_requirements.py",
+}
+#: A test asking for one of these fixtures needs the built site / Chromium, whatever its file says.
+_BUILD_FIXTURES = {"built_site", "site_pages", "build_log", "site_url"}
+_BROWSER_FIXTURES = {"browser", "new_page"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Put the tier marks on (registered in pyproject.toml): ``build`` and ``browser`` from the
+    fixtures a test uses (so ``-m "not browser"`` never starts Chromium, even in a file that
+    forgot its mark), ``quick`` on the quick files' tests and the package's doctests that
+    need neither."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & _BROWSER_FIXTURES and not item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.browser)
+        if fixtures & _BUILD_FIXTURES and not item.get_closest_marker("build"):
+            item.add_marker(pytest.mark.build)
+        path = Path(str(item.fspath))
+        in_package = path.parent.name == "attention_lab"
+        if (path.name in QUICK_FILES or in_package) and not any(
+                item.get_closest_marker(m) for m in ("build", "browser", "slow")):
+            item.add_marker(pytest.mark.quick)
+
+
 def node_available() -> bool:
     return shutil.which("node") is not None
 

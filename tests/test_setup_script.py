@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+# Runs scripts/_setup.sh for real and makes venvs: the slow tier.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# Renders every page twice in Chromium against the built site: build + browser tiers.
+pytestmark = [pytest.mark.build, pytest.mark.browser, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 @pytest.fixture(scope="module")

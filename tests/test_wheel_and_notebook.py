@@ -23,6 +23,9 @@ from pathlib import Path
 
 import pytest
 
+# Builds a wheel and a fresh venv with pip: the slow tier.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import f11_site  # noqa: E402
