@@ -827,7 +827,9 @@ def _vec(t):
 
 #: Numbers the chapter quotes from other chapters of the series (not on this site), so they cannot
 #: be computed here; listed so that a change in the prose is still noticed.
-QUOTED = {"F09 scores": (2.0, 1.0, 0.0)}
+QUOTED = {"F09 scores": (2.0, 1.0, 0.0),
+          # the paper's footnote on √d_k: independent components of mean 0 and variance 1
+          "the paper's assumption (mean, variance)": (0.0, 1.0)}
 
 
 def build_claims() -> list[Claim]:
@@ -853,6 +855,7 @@ def build_claims() -> list[Claim]:
     one = float(r.A.sum(axis=1).max())  # each row of A sums to 1
     saturated = softmax(np.array([[1e3, 0.0]]))[0]  # softmax far apart: [1, 0]
     V = r.V
+    eye = np.asarray(baseline("only_wv")["Wv"], dtype=float)
     c = Claim
     claims = [
         # --- the input and the parameter tables
@@ -866,6 +869,11 @@ def build_claims() -> list[Claim]:
         c("W's shape", r"(\d+) 行 (\d+) 列的(?:系数|参数)表", list(t["Wq"].shape)),
         c("Wq's entries", r"W_q 里的 ([-−]?\d+(?:\.\d+)?)", t["Wq"], member=True),
         c("the identity table of contrast 1", r"单位矩阵 (\[\[.*?\]\])", [baseline("only_wv")["Wv"]]),
+        c("the identity's diagonal and the rest", r"对角线上是 (\d+)、其余是 (\d+) 的方阵",
+          [float(np.diag(eye)[0]), float(eye[0, 1])] if np.array_equal(eye, np.eye(len(eye))) else [None]),
+        c("numpy's printed shape of X", r"X\.shape 打印出 \((\d+), (\d+)\)", list(t["X"].shape)),
+        c("the paper's assumption (quoted)", r"均值都是 (\d+)、方差都是 (\d+)",
+          list(QUOTED["the paper's assumption (mean, variance)"])),
         # --- step 1: dot products
         c("q₁·k₀", r"q₁ 和 k₀ 方向相同，得分 ([-−]?\d+)", [r.raw_scores[1, 0]]),
         c("q₁·k₁", r"q₁ 和 k₁ 互相垂直，得分 ([-−]?\d+)", [r.raw_scores[1, 1]]),
@@ -891,8 +899,10 @@ def build_claims() -> list[Claim]:
         c("F09's example scores (quoted)", r"F09 章把 softmax 用在词表候选的分数 \[(\d+), (\d+), (\d+)\]",
           list(QUOTED["F09 scores"])),
         # --- step 4: weighted average
-        c("V's columns", r"第 0 格在 (\d+) 和 (\d+) 之间、偏向“我”的 (\d+)；第 1 格在 (\d+) 和 (\d+) 之间",
-          [V[:, 0].min(), V[:, 0].max(), V[0, 0], V[:, 1].min(), V[:, 1].max()]),
+        c("V's columns", r"第 0 格在 (\d+) 和 (\d+) 之间、偏向“我”的 (\d+)；第 1 格在 (\d+) 和 (\d+) 之间、"
+          r"同样偏向“我”的 (\d+)",
+          [V[:, 0].min(), V[:, 0].max(), V[0, 0], V[:, 1].min(), V[:, 1].max(), V[0, 1]]
+          if r.A[1, 0] > r.A[1, 1] else [None]),
         # --- the mask
         c("M's allowed cells", r"允许(?:读)?的位置加 ([-−]?\d+)", [r.M[1, 0]]),
         c("exp(−∞) is taken as its limit", r"按极限取 ([-−]?\d+)", [float(np.exp(-np.inf))]),
