@@ -40,6 +40,9 @@ RANGES = {
     "d_k": Range(1.0, 64.0, 1.0),
 }
 
+#: The d_k slider's stops, on the site and in Jupyter (any integer 1..64 can be typed).
+D_K_POWERS = (1, 2, 4, 8, 16, 32, 64)
+
 #: Every control name, in display order.
 PARAM_NAMES = tuple(
     f"{t}[{i},{j}]" for t in TABLES for i in range(2) for j in range(2)
@@ -112,7 +115,12 @@ def parse_number(raw) -> float:
     """
     if isinstance(raw, bool):
         return math.nan
-    if isinstance(raw, (int, float, np.integer, np.floating)):
+    if isinstance(raw, (int, np.integer)):
+        try:
+            return float(raw)
+        except OverflowError:  # 10**400: beyond any float, so past either end of every range
+            return math.inf if raw > 0 else -math.inf
+    if isinstance(raw, (float, np.floating)):
         return float(raw)
     if not isinstance(raw, str) or len(raw) > 64:
         return math.nan
@@ -169,6 +177,9 @@ def coerce(name: str, raw, current=None) -> tuple[float | bool, str | None]:
     r = range_of(name)
     keep = default_params()[name] if current is None else float(current)
     value = parse_number(raw)
+    if math.isinf(value) and isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)):
+        clamped = r.max if value > 0 else r.min  # an integer too big for a float: clamped, as 99 is
+        return clamped, f"{name} 的范围是 {_g(r.min)} 到 {_g(r.max)}，{_short(raw)} 已改为 {_g(clamped)}"
     if not math.isfinite(value):
         # "数" for text that is no number at all; "有限的数" for NaN, inf, "inf", "1e999".
         nonfinite = not math.isnan(value) or _is_nonfinite_word(raw) or (
@@ -196,5 +207,9 @@ def _g(x: float) -> str:
 
 def _short(raw) -> str:
     """A refused value as a note quotes it: at most 24 characters (as attention.js shortText)."""
+    if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) and abs(raw) >= 10**24:
+        digits = str(abs(int(raw)))  # too big for f"{:g}" (a float): written as it would be
+        mantissa = (digits[0] + "." + digits[1:4]).rstrip("0").rstrip(".")
+        return f"{'−' if raw < 0 else ''}{mantissa}e+{len(digits) - 1}"
     text = raw if isinstance(raw, str) else (f"{raw:g}" if isinstance(raw, float) else str(raw))
     return text if len(text) <= 24 else text[:24] + "…"

@@ -1,22 +1,28 @@
-"""The lab's view in Jupyter: the site's renderer, run by anywidget.
+"""The lab's view in Jupyter: the site's renderer, run by anywidget, reading the controls' models.
 
-One view for both places.  On the website ``app.js`` mounts the view of
-``render.js`` (with ``attention.js`` for formats and the worked text) and feeds it
-the JavaScript twin's results; here :class:`LabView` ships the very same files as
-one ES module (``_esm``: ``attention.js`` + ``render.js`` + the thin glue
-``widget.js``) and the same stylesheet (``_css``: ``lab.css``), and feeds the view
-the *kernel's* results through one synced trait, ``state``.  No picture is drawn in
-the kernel; a change sends about 2 KB of numbers.
+One view for both places.  On the website ``app.js`` mounts the view of ``render.js`` (with
+``attention.js`` for the maths, formats and the worked text) and feeds it its controls' values;
+here :class:`LabView` ships the very same files as one ES module (``_esm``: ``attention.js`` +
+``render.js`` + the thin glue ``widget.js``) and the same stylesheet (``_css``: ``lab.css``).
+The glue holds references to the ipywidgets controls' models (trait ``controls``) and redraws
+from their values in the browser, with ``attention.js``, at once on every change, exactly as
+on the site.  Nothing the view shows waits for the kernel.
 
-``state`` (set by :class:`attention_lab.lab.AttentionLab`, one message per change)::
+Traits (all synced):
 
-    {"params": {name: value},            # every control's value (params.PARAM_NAMES)
-     "result": {"Q": [[..]], ..., "O": [[..]], "raw_scores": [[..]], "d_k": 2.0},
-                                          # masked cells (-inf) as None: JSON has no infinity
-     "row": 0 | 1,                        # the query row the worked text explains
-     "notes": ["..."]}                    # what the lab says now (refusals, clamping, d_k, causal)
-
-``config`` is sent once: :func:`attention_lab.web.lab_config` (names, ranges, strings).
+``config``
+    Sent once: :func:`attention_lab.web.lab_config` (names, ranges, d_k stops, tokens, strings).
+``controls``
+    ``{parameter name: control widget, "row": the row toggle}`` (empty: the view shows
+    ``config["start"]`` on its own).
+``kernel_notes``
+    ``[{"name": control name or None, "value": the value the note is about, "text": note}]``:
+    what only the kernel knows (a value set from code was clamped or refused, set_params
+    refused a change).  The view shows a control's note while that control still holds
+    ``value``; the status messages (a range end, d_k, the mask) it works out itself.
+``beside_px``, ``scroll_into_view``
+    Layout: the width from which S, A, O stand beside the sliders; scroll the view's cell to
+    the top once, on its first drawing (the projector page).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from importlib import resources
 
 import anywidget
 import traitlets
+from ipywidgets import widget_serialization
 
 from .web import lab_config
 
@@ -62,7 +69,9 @@ def _cells(table) -> list[list[float | None]]:
 
 
 def view_state(params: dict, result, row: int, notes: list[str]) -> dict:
-    """What the view is given for one state of the lab (see the module docstring)."""
+    """One state of the lab as the view shows it: ``{params, result, row, notes}``, the tables
+    as rows of floats with masked cells (-inf) as None (plain JSON), plus raw scores and d_k.
+    For notebook code and tests (:attr:`AttentionLab.state`); the view computes its own."""
     res = {name: _cells(getattr(result, name)) for name in ("Q", "K", "V", "S", "A", "O")}
     res["raw_scores"] = _cells(result.raw_scores)
     res["d_k"] = float(result.d_k)
@@ -70,24 +79,18 @@ def view_state(params: dict, result, row: int, notes: list[str]) -> dict:
 
 
 class LabView(anywidget.AnyWidget):
-    """The heatmaps (S, A, O, Q, K, V), the worked text and the notes, drawn by ``render.js``.
-
-    The controls are not part of it: ``AttentionLab`` keeps them as ipywidgets sliders.
-    """
+    """The heatmaps (S, A, O, Q, K, V), the worked text and the notes, drawn by ``render.js``
+    from the values of the controls it is given (``AttentionLab`` keeps them as ipywidgets)."""
 
     _esm = esm_source()
     _css = css_source()
 
     config = traitlets.Dict().tag(sync=True)
-    state = traitlets.Dict().tag(sync=True)
+    controls = traitlets.Dict().tag(sync=True, **widget_serialization)
+    kernel_notes = traitlets.List().tag(sync=True)
+    beside_px = traitlets.Int(560).tag(sync=True)
+    scroll_into_view = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, params: dict | None = None, row: int = 1, **kwargs):
-        config = lab_config(params, row)
-        kwargs.setdefault("config", config)
-        if "state" not in kwargs:  # on its own, the view shows the start values' tables
-            from .core import attention
-            from .params import tables_from_params
-
-            start = config["start"]
-            kwargs["state"] = view_state(start, attention(**tables_from_params(start)), row, [])
+        kwargs.setdefault("config", lab_config(params, row))
         super().__init__(**kwargs)

@@ -1,6 +1,7 @@
 """The kernel lab driven through its contract, with no browser: set a control's value as a slider
-move would, then check what the lab hands its view against the core, computed independently.
-(What the view draws from it is checked in a real JupyterLab: tests/test_jupyter_browser.py.)"""
+move or notebook code would, then check what the kernel holds (``lab.result``, ``lab.notes``,
+``lab.state``) against the core, computed independently.  (The view draws from the controls'
+models in the browser: tests/test_jupyter_browser.py checks it in a real JupyterLab.)"""
 
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ import numpy as np
 import pytest
 
 from attention_lab import AttentionLab, attention, baseline
-from attention_lab.lab import D_K_PRESETS
-from attention_lab.params import PARAM_NAMES, RANGES, coerce, default_params, parse_number, range_of
+from attention_lab.params import D_K_POWERS, PARAM_NAMES, RANGES, coerce, default_params, parse_number, range_of
 from attention_lab.web import lab_html
 from attention_lab.widget import LabView
 
@@ -57,8 +57,8 @@ def random_value(rng, name):
 
 
 def assert_view_shows(lab, expected):
-    """The view's state carries exactly the core's tables (masked cells as None) and the lab's values."""
-    state = lab.view.state
+    """What the lab says the view shows carries exactly the core's tables (masked cells as None)."""
+    state = lab.state
     assert state["params"] == lab.params and state["row"] == lab.row
     json.dumps(state, allow_nan=False)  # it must travel as plain JSON
     for name in ("Q", "K", "V", "S", "A", "O"):
@@ -73,7 +73,8 @@ def assert_view_shows(lab, expected):
 
 def test_controls_are_named_as_the_contract_says(lab):
     assert tuple(lab.controls) == PARAM_NAMES
-    assert lab.controls["d_k"].min == 1 and lab.controls["d_k"].max == 64
+    d_k = lab.controls["d_k"]
+    assert (d_k.base ** d_k.min, d_k.base ** d_k.max) == (1, 64)  # a power-of-two track, as on the site
     assert lab.controls["causal"].value is True
     for name in PARAM_NAMES[:-2]:
         r = RANGES[name.split("[")[0]]
@@ -91,12 +92,37 @@ def test_the_png_path_is_gone_and_the_view_is_the_sites_renderer():
     assert (STATIC / "lab.css").read_text("utf-8") in str(LabView._css)
 
 
-def test_the_view_on_its_own_shows_the_start_values():
+def test_the_view_on_its_own_is_given_the_start_values():
     view = LabView(params={"d_k": 8.0}, row=0)
-    params = {**default_params(), "d_k": 8.0}
-    want = independent(params)
-    assert view.state["params"] == params and view.state["row"] == 0
-    assert view.state["result"]["O"] == want.O.tolist() and view.state["result"]["S"][0][1] is None
+    assert view.config["start"] == {**default_params(), "d_k": 8.0} and view.config["row"] == 0
+    assert view.controls == {} and view.kernel_notes == []
+
+
+def test_the_view_holds_the_controls_models_one_model(lab):
+    """The view is linked to the very control widgets (serialised as model references), so the
+    browser redraws from their values; the kernel sends the view no tables, only its notes."""
+    assert set(LabView.class_trait_names(sync=True)) >= {"config", "controls", "kernel_notes"}
+    assert "state" not in LabView.class_trait_names(sync=True)
+    assert lab.view.controls == {**lab.controls, "row": lab.row_control}
+    wire = lab.view.get_state()["controls"]
+    assert wire == {name: "IPY_MODEL_" + w.model_id for name, w in lab.view.controls.items()}
+
+
+def test_a_value_from_the_browser_is_never_sent_back_changed(fresh):
+    """The browser's stepping arithmetic sends 1.1000000000000005; the control keeps exactly what
+    was sent (a "corrected" 1.1 sent back would rewind a fast drag), the lab computes with 1.1."""
+    sent = []
+    control = fresh.controls["X[0,0]"]
+    original = control.send_state
+    control.send_state = lambda key=None: sent.append(key)
+    try:
+        with control._lock_property(value=1.1000000000000005):  # as ipywidgets' set_state does
+            control.set_state({"value": 1.1000000000000005})
+    finally:
+        control.send_state = original
+    assert control.value == 1.1000000000000005 and not sent
+    assert fresh.params["X[0,0]"] == 1.1
+    assert_view_shows(fresh, independent(fresh.params))
 
 
 def test_random_slider_moves_hand_the_view_the_cores_numbers(fresh):
@@ -116,7 +142,7 @@ def test_baseline_button_gives_the_chapters_numbers(fresh):
     r = fresh.result
     assert r.S[1, 0] == pytest.approx(DRAFT["S10"], abs=1e-10)
     assert math.isinf(r.S[0, 1]) and r.S[0, 1] < 0
-    assert fresh.view.state["result"]["S"][0][1] is None  # masked: JSON has no -inf
+    assert fresh.state["result"]["S"][0][1] is None  # masked: JSON has no -inf
     assert r.A[1].tolist() == pytest.approx([DRAFT["A10"], DRAFT["A11"]], abs=1e-10)
     assert r.O[1].tolist() == pytest.approx([DRAFT["O10"], DRAFT["O11"]], abs=1e-10)
     assert_view_shows(fresh, attention(**baseline()))
@@ -233,7 +259,7 @@ def test_set_params_is_all_or_nothing(fresh, bad):
         fresh.set_params(bad)
     assert fresh.params == before_params and fresh.result is before_result
     assert "没有改动任何值" in fresh.shown_notes()
-    assert fresh.view.state["params"] == before_params
+    assert fresh.state["params"] == before_params
     # The next good change clears that message and applies normally.
     fresh.set_params({"X[0,0]": 0.5, "Wk[0,0]": 9})
     assert fresh.params["X[0,0]"] == 0.5 and fresh.params["Wk[0,0]"] == 3.0
@@ -248,15 +274,16 @@ def test_set_params_recomputes_once(fresh):
     assert_view_shows(fresh, independent(fresh.params))
 
 
-def test_every_power_of_two_d_k_is_one_click_away(fresh):
-    for value in D_K_PRESETS:
-        fresh.d_k_presets.value = value  # what a click on that button does
-        assert fresh.controls["d_k"].value == value
+def test_d_k_is_the_sites_power_of_two_slider_that_takes_any_typed_integer(fresh):
+    d_k = fresh.controls["d_k"]
+    assert (d_k.base, d_k.min, d_k.max, d_k.step) == (2, 0, 6, 1)  # stops 1, 2, 4, ..., 64
+    assert [2 ** k for k in range(7)] == list(D_K_POWERS)
+    for value in D_K_POWERS:
+        d_k.value = float(value)  # what the track sends at each stop
+        assert d_k.value == value and not [n for n in fresh.notes if n.startswith("d_k 取整数")]
         assert_view_shows(fresh, independent(fresh.params))
-    fresh.controls["d_k"].value = 5
-    assert fresh.d_k_presets.value is None  # no preset looks pressed for d_k=5
-    fresh.controls["d_k"].value = 8
-    assert fresh.d_k_presets.value == 8
+    d_k.value = 5  # typed in the readout: any integer is taken, as the site's box does
+    assert fresh.params["d_k"] == 5 and "d_k=5" in fresh.shown_notes()
 
 
 def test_d_k_other_than_the_width_is_explained(fresh):
@@ -287,11 +314,12 @@ def test_a_failing_computation_shows_a_message_instead_of_raising(fresh, monkeyp
     def broken(**kwargs):
         raise ValueError("softmax: a row has every position masked")
 
-    before, shown = fresh.result, fresh.view.state["result"]
+    before = fresh.result
     monkeypatch.setattr(lab_module, "attention", broken)
     fresh.controls["X[0,0]"].value = 0.3  # must not raise
     assert "算不出" in fresh.shown_notes()
-    assert fresh.result is before and fresh.view.state["result"] == shown  # the last good tables stay
+    assert any("算不出" in n["text"] for n in fresh.view.kernel_notes)  # the view says so too
+    assert fresh.result is before  # the last good result stays
 
 
 def test_display_bundle_has_the_widget_the_static_html_and_text(fresh):

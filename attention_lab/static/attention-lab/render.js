@@ -19,6 +19,9 @@
  *     core,         // AttentionLabCore (attention.js); default window.AttentionLabCore
  *     controls,     // optional Element: the driver's controls, placed in the view's layout
  *     sourceRoot,   // optional Element or () => Element holding [data-lab-source="X[0,1]"] controls
+ *     findSources,  // optional (names) => [Element]: the driver's controls for these parameter names
+ *                   //   (instead of sourceRoot's [data-lab-source]); Jupyter: the ipywidgets by class
+ *     wideAt,       // optional width in px from which the layout is "wide" (default 48rem)
  *     measure,      // optional Element or () => Element whose width sets the layout (default: the root);
  *                   //   Jupyter: the lab's box of ipywidgets controls + this view
  *     controlsBeside, // optional true: the driver lays its own controls (outside the view) beside the
@@ -286,7 +289,8 @@
       measured = target;
       var w = target.clientWidth;
       if (!w) return;
-      var mode = w >= WIDE_REM * rem ? "wide" : (w < PHONE_REM * rem ? "phone" : "narrow");
+      var wideAt = options.wideAt ? Math.min(options.wideAt, WIDE_REM * rem) : WIDE_REM * rem;
+      var mode = w >= wideAt ? "wide" : (w < PHONE_REM * rem ? "phone" : "narrow");
       if (root.getAttribute("data-layout") !== mode) {
         root.setAttribute("data-layout", mode);
         if (options.onLayout) options.onLayout(mode);
@@ -449,6 +453,7 @@
     /** Controls marked data-lab-source="X[0,1]" (or "causal"), found under options.sourceRoot
      *  (an Element, or a function returning one at hover time; default: the lab root). */
     function sources(name) {
+      if (options.findSources) return options.findSources(name);
       var where = typeof options.sourceRoot === "function" ? options.sourceRoot() : (options.sourceRoot || root);
       if (!where) return [];
       return Array.prototype.slice.call(where.querySelectorAll("[data-lab-source]")).filter(function (e) {

@@ -1,79 +1,162 @@
 /* F11 attention lab in Jupyter: the anywidget glue (widget.js).
  *
- * attention_lab.widget.LabView ships attention.js + render.js + this file as one
- * ES module.  The first two are the website's own files: they register
- * window.AttentionLabCore and window.AttentionLabRender.  Here we only mount the
- * website's view (render.js mountView) in the widget's element and hand it the
- * kernel's state on every change: the kernel computes (attention_lab.core), the
- * view draws, exactly as on the site.
+ * attention_lab.widget.LabView ships attention.js + render.js + this file as one ES module.
+ * The first two are the website's own files (window.AttentionLabCore, window.AttentionLabRender).
+ * Here we mount the website's view (render.js mountView) and feed it, as app.js does on the
+ * site, from the controls' own values: the trait "controls" holds references to the ipywidgets
+ * models (sliders, the mask box, the row toggle), read through the widget manager.  A slider
+ * move changes its model in the browser first, so the view redraws at once with attention.js,
+ * whatever the kernel's distance; the kernel receives the same value (ipywidgets sends it) for
+ * notebook code.  One model: the controls' values; nothing else holds a copy.
  *
- * Traits (attention_lab/widget.py): "config" (once: strings, ranges) and "state"
- * ({params, result, row, notes}; masked cells are null, JSON has no infinity).
+ * Traits (attention_lab/widget.py): "config" (once: names, ranges, d_k stops, strings),
+ * "controls" ({name: "IPY_MODEL_<id>"}), "kernel_notes" (notes only the kernel knows:
+ * [{name, value, text}]), "beside_px", "scroll_into_view".
  */
-// ipywidgets' slider readouts show negatives with the typographic minus ("−0.50"), but read a
-// typed value back with JavaScript's parseFloat, which refuses it (and full-width digits, and a
-// decimal comma).  Before ipywidgets reads a readout of the lab (on Enter or on leaving it), the
-// text is rewritten in the lab's own number grammar (attention.js parseNumber, the site's and
-// attention_lab.params'); text that grammar refuses is left for ipywidgets to refuse.
-let readoutsTidied = false;
-function tidyReadouts(core) {
-  if (readoutsTidied) return;
-  readoutsTidied = true;
+
+/** "Wq[0,1]" -> "f11-param-Wq-0-1": the class attention_lab.lab.dom_class gives each control. */
+function domClass(name) {
+  return "f11-param-" + name.replace(/[^A-Za-z0-9_]+/g, "-").replace(/^-+|-+$/g, "");
+}
+
+/** A control's value as the lab computes with it: the browser's stepping noise
+ *  (0.5 + 0.05 -> 0.5499999999999999) rounded away at 10 decimals, as attention_lab.lab._round. */
+function rounded(v) {
+  return typeof v === "number" && isFinite(v) ? Number(v.toFixed(10)) : v;
+}
+
+async function controlModels(model) {
+  const refs = model.get("controls") || {};
+  const models = {};
+  await Promise.all(Object.keys(refs).map(async (name) => {
+    const ref = String(refs[name]);
+    models[name] = await model.widget_manager.get_model(ref.replace(/^IPY_MODEL_/, ""));
+  }));
+  return models;
+}
+
+async function renderLab({ model, el }) {
+  const render = window.AttentionLabRender;
+  const core = window.AttentionLabCore;
+  const config = model.get("config") || {};
+  const names = config.names || core.PARAM_NAMES;
+  const strings = config.strings || {};
+  const container = document.createElement("div");
+  container.className = "attention-lab-jupyter";
+  el.appendChild(container);
+  const models = await controlModels(model);
+  const labBox = () => el.closest(".f11-lab");
+
+  // ipywidgets' readouts show negatives with the typographic minus ("−0.50") but read typed text
+  // with parseFloat, which refuses it (and full-width digits, a decimal comma).  Before ipywidgets
+  // reads a readout of this lab (Enter, or leaving it), its text is rewritten in the lab's number
+  // grammar (attention.js parseNumber, as the site's boxes and attention_lab.params read it).
+  // Listeners on this lab's own box only, in the capture phase (before ipywidgets' handlers).
   const tidy = (e) => {
     const t = e.target;
-    if (!(t instanceof Element) || !t.matches(".f11-lab .widget-readout[contenteditable]")) return;
+    if (!(t instanceof Element) || !t.matches(".widget-readout[contenteditable]")) return;
     if (e.type === "keydown" && e.key !== "Enter") return;
     const value = core.parseNumber(t.textContent || "");
     if (Number.isFinite(value)) t.textContent = String(value);
   };
-  // Capture phase: this runs before ipywidgets' own blur/keydown handlers on the readout.
-  document.addEventListener("keydown", tidy, true);
-  document.addEventListener("blur", tidy, true);
-}
+  let box = null;
+  const attach = (tries) => {
+    box = labBox();
+    if (box) {
+      box.addEventListener("keydown", tidy, true);
+      box.addEventListener("blur", tidy, true);
+    } else if (tries > 0) {
+      requestAnimationFrame(() => attach(tries - 1));
+    }
+  };
 
-function renderLab({ model, el }) {
-  const render = window.AttentionLabRender;
-  const core = window.AttentionLabCore;
-  const config = model.get("config") || {};
-  tidyReadouts(core);
-  const container = document.createElement("div");
-  container.className = "attention-lab-jupyter";
-  el.appendChild(container);
-  // The controls are ipywidgets next to this view in the lab's box (class f11-lab), not inside it:
-  // tell the view where they are, and name each one as the site's controls are (data-lab-source),
-  // so hovering a Q/K/V cell marks the X row and the W column it comes from.
-  const sourceRoot = () => {
-    const box = el.closest(".f11-lab");
-    if (!box) return null;
-    box.querySelectorAll('[class*="f11-param-"]').forEach((node) => {
-      if (node.hasAttribute("data-lab-source")) return;
-      const cls = Array.from(node.classList).find((c) => c.indexOf("f11-param-") === 0);
-      const m = /^f11-param-(X|Wq|Wk|Wv)-(\d)-(\d)$/.exec(cls);
-      node.setAttribute("data-lab-source", m ? m[1] + "[" + m[2] + "," + m[3] + "]" : cls.slice("f11-param-".length));
-    });
-    // The row choice (ipywidgets ToggleButtons 我 | 爱), as the site's radios: a row header the
-    // reader clicks in the view clicks the matching button, so the kernel's row follows.
-    box.querySelectorAll(".f11-row button").forEach((node, k) => node.setAttribute("data-lab-row", String(k)));
-    return box;
-  };
-  // Layout by the width of the whole lab (sliders + this view), as on the site, where the root
-  // holds the controls too.  Wide (a projector, the file browser folded away): the lab's box
-  // becomes a grid (class f11-split, styled in attention_lab/lab.py): sliders | S, A, O in a
-  // column, and the rest of this view (buttons, explanation, Q/K/V, worked text) under both.
-  // Narrower: the box wraps, this view under the sliders.
-  const labBox = () => el.closest(".f11-lab");
   const view = render.mountView(container, {
-    strings: config.strings, ranges: config.ranges, core: core, sourceRoot: sourceRoot,
-    measure: () => labBox() || container, controlsBeside: true,
-    onLayout: (mode) => { const box = labBox(); if (box) box.classList.toggle("f11-split", mode === "wide"); } });
-  const apply = () => {
-    const state = model.get("state");
-    if (state && state.params) view.update(state);
-  };
-  apply();
-  model.on("change:state", apply);
+    strings: strings, ranges: config.ranges, core: core,
+    // Hovering a Q/K/V cell marks the sliders it comes from (the controls carry dom_class names).
+    findSources: (wanted) => {
+      const b = labBox();
+      if (!b) return [];
+      return wanted.flatMap((name) => Array.from(b.querySelectorAll("." + domClass(name))));
+    },
+    measure: () => labBox() || container, controlsBeside: true, wideAt: model.get("beside_px") || 560,
+    onLayout: (mode) => { const b = labBox(); if (b) b.classList.toggle("f11-stack", mode !== "wide"); },
+    // A row header clicked in the view sets the row toggle's model (its "index"), as a click on it would.
+    onRow: (i) => {
+      if (!models.row) return;
+      models.row.set("index", i);
+      models.row.save_changes();
+    },
+  });
+
+  // Notes of values the reader typed that coerce changed (d_k 3.5 -> 4): kept while the control
+  // holds the value it was changed to (also when the kernel writes that value back to it).
+  const typed = {};
+  const current = {};
+  function params() {
+    const out = {};
+    names.forEach((name) => {
+      const m = models[name];
+      const raw = m ? m.get("value") : config.start[name];
+      const c = core.coerce(name, raw, config.ranges, config.baseline, current[name]);
+      const value = rounded(c.value);
+      if (c.note) typed[name] = { value: value, text: c.note };
+      else if (typed[name] && typed[name].value !== value) delete typed[name];
+      out[name] = current[name] = value;
+    });
+    return out;
+  }
+  function row() {
+    const m = models.row;
+    const index = m ? m.get("index") : config.row;
+    return index === 0 ? 0 : 1;
+  }
+  function notes(p) {
+    const out = [], noted = [];
+    const seen = new Set();
+    (model.get("kernel_notes") || []).forEach((n) => {
+      if (n.name === null || n.name === undefined) { out.push(n.text); return; }
+      if (typed[n.name] || p[n.name] !== n.value) return;  // the control has moved on since
+      out.push(n.text); noted.push(n.name); seen.add(n.name);
+    });
+    names.forEach((name) => {
+      if (typed[name] && !seen.has(name)) { out.push(typed[name].text); noted.push(name); }
+    });
+    return out.concat(core.messages(p, config.ranges, strings.lab || {}, noted));
+  }
+
+  function redraw() {
+    const p = params();
+    let result = null;
+    try {
+      result = core.attentionFromParams(p);
+    } catch (e) {
+      const error = ((strings.lab || {}).error || "{message}").split("{message}").join(e.message);
+      view.update({ params: view.state.params || config.baseline, result: null, row: row(), notes: [error].concat(notes(p)) });
+      return;
+    }
+    view.update({ params: p, result: result, row: row(), notes: notes(p) });
+  }
+
+  redraw();
+  attach(60);
+  const listeners = [];
+  const listen = (m, event) => { m.on(event, redraw); listeners.push([m, event]); };
+  names.forEach((name) => { if (models[name]) listen(models[name], "change:value"); });
+  if (models.row) listen(models.row, "change:index");
+  listen(model, "change:kernel_notes");
+  if (model.get("scroll_into_view")) {
+    // The projector page: after "Run All" the notebook is at its last cell; bring the lab up.
+    requestAnimationFrame(() => {
+      const cell = el.closest(".jp-Cell") || el;
+      cell.scrollIntoView({ block: "start" });
+    });
+  }
   return () => {
-    model.off("change:state", apply);
+    listeners.forEach(([m, event]) => m.off(event, redraw));
+    if (box) {
+      box.removeEventListener("keydown", tidy, true);
+      box.removeEventListener("blur", tidy, true);
+    }
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);
   };
