@@ -13,17 +13,23 @@ output column also carry ``"j"`` or ``"c"`` (an int).
 :func:`worked_text` joins the texts with ``"\\n"``.
 
 Every text comes from a template in ``strings_zh.json`` under ``"worked"``;
-``{name}`` placeholders are replaced literally (no format specs).  The lines,
-in order, for query row ``i`` (token ``T_i``) with keys ``j = 0..m-1``:
+``{name}`` placeholders are replaced literally (no format specs).
 
-1. ``receiver``: once.
-2. ``readable`` for every key ``j`` the row may read, else ``masked_pos``.
-3. ``head`` ``step1``; then per key ``dot`` (readable) or ``dot_masked``;
-   then ``raw_scores``.
-4. ``head`` ``step2``; ``scaled``; if ``d_k == 1`` also ``note`` ``no_scaling``.
-5. ``head`` ``step3``; ``sub_max``; ``exp``; ``exp_sum``; ``shares``; then a
+Five stages, the same five as the lab's step-through (``view.stages``) and the formula
+``S = QKᵀ/√d_k + M``: q·k → ÷√d_k → + M → softmax → × V.  A masked key is scored and
+scaled like any other (its raw score is a number: for 我, q₀·k₁ = 1); the mask's −∞
+first appears at stage 3.  :data:`STAGE` gives each template's stage.  The lines, in
+order, for query row ``i`` (token ``T_i``) with keys ``j = 0..m-1``:
+
+0. ``receiver``: once; ``readable`` for every key ``j`` the row may read, else ``note``
+   ``masked_pos`` (its key is shown: it is still scored).
+1. ``head`` ``step1``; ``dot`` per key (masked ones too); ``raw_scores``.
+2. ``head`` ``step2``; ``scaled``; if ``d_k == 1`` also ``note`` ``no_scaling``.
+3. ``head`` ``step3``; ``add_mask``; then a ``note`` ``mask_hides`` for every masked key,
+   or one ``note`` ``mask_none`` when the row's mask is all 0.
+4. ``head`` ``step4``; ``sub_max``; ``exp``; ``exp_sum``; ``shares``; then a
    ``note`` ``masked_share`` for every masked key.
-6. ``head`` ``step4``; ``out_cell`` per output column ``c``; ``output``.
+5. ``head`` ``step5``; ``out_cell`` per output column ``c``; ``output``.
 
 Placeholders:
 
@@ -34,7 +40,7 @@ Placeholders:
 * ``{c}``: output column index, plain digits;
 * ``{d_k}``: ``fmt(d_k)``;
 * ``{q}``, ``{k}``, ``{v}``, ``{vec}``: vectors, see ``vec`` below;
-* ``{order}``: the key tokens as ``[我,爱]`` (no spaces);
+* ``{order}``: the key tokens as ``[我, 爱]``;
 * ``{expr}``, ``{value}``, ``{eq}``: see below.
 
 Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
@@ -60,9 +66,12 @@ Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
   ``"≈"``).  Per line:
 
   - ``dot``: ``exact(raw)`` and ``Σ shown(q[t])·shown(k[t]) == shown(fmt(raw))``;
-  - ``scaled``: for every readable key ``exact(S[j])`` and the shown quotient is
-    exact: ``shown(raw)² == shown(S)²·shown(d_k)`` with the same sign (so
+  - ``scaled``: for every key ``exact(raw/√d_k)`` and the shown quotient is
+    exact: ``shown(raw)² == shown(scaled)²·shown(d_k)`` with the same sign (so
     ``1/√1 = 1`` and ``2/√4 = 1``, but ``1/√2 ≈ 0.7071067812``);
+  - ``add_mask``: for every key whose score stays finite, ``shown(scaled) + shown(M) ==
+    shown(S)`` (a masked key's ``x + (−∞) = −∞`` always holds; adding 0 changes no digit,
+    so ``[0.7071067812, 0] + [0, 0] = [0.7071067812, 0]`` is true as written);
   - ``out_cell``: ``exact(O[c])`` and ``Σ shown(A[j])·shown(V[j,c]) == shown(fmt(O[c]))``
     (``0.7310585786×10 + 0.2689414214×0`` is 7.310585786, so it is ``≈ 7.3105857863``);
   - ``output``: ``"="`` only when every ``out_cell`` line above it is ``"="`` (the
@@ -76,10 +85,14 @@ The expressions:
 
 * ``dot`` ``{expr}``: ``"+".join(factor(q[t]) + "×" + factor(k[t]))`` over the
   width, no spaces (``1×1+0×0``); ``{value}``: ``fmt(raw score)`` (``raw_scores``,
-  i.e. ``Q @ K.T`` before scaling); ``{eq}`` over that raw score.
-* ``raw_scores`` ``{vec}``: the raw scores, masked keys as ``−∞``.
-* ``scaled`` ``{expr}``: ``"[" + ", ".join(fmt(raw) + "/√" + fmt(d_k)) + "]"``,
-  masked keys as ``−∞``; ``{eq}`` over the scaled scores ``S[i]``; ``{vec}``: ``S[i]``.
+  i.e. ``Q @ K.T`` before scaling and masking); ``{eq}`` over that raw score.
+* ``raw_scores`` ``{vec}``: the raw scores of every key (masked ones too).
+* ``scaled`` ``{expr}``: ``"[" + ", ".join(fmt(raw) + "/√" + fmt(d_k)) + "]"``;
+  ``{vec}``: the scaled scores ``raw / √d_k`` (``np.sqrt``, as the core divides).
+* ``add_mask`` ``{scaled}``: the scaled scores; ``{mask}``: the row of ``M``
+  (``result.M``; the JavaScript twin, given a result without ``M``, uses −∞ where ``S``
+  is −∞ and 0 elsewhere: the causal mask, all the lab has); ``{vec}``: ``S[i]``.
+* ``mask_hides`` ``{value}``: that key's scaled score, ``fmt``.
 * ``sub_max`` ``{vec}``: ``S[i] - max(S[i])`` (masked stay ``−∞``); ``exp`` ``{vec}``:
   ``exp`` of those (masked -> ``0``); ``exp_sum`` ``{value}``: their sum (added
   left to right); ``shares`` ``{vec}``: ``A[i]`` from the core.
@@ -101,9 +114,21 @@ import numpy as np
 
 from .core import TOKENS, AttentionResult
 
-__all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "templates"]
+__all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "worked_stage",
+           "templates", "STAGE"]
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+#: The stage (0: the row's objects; 1..5: q·k, ÷√d_k, + M, softmax, × V) each template's line
+#: belongs to.  The lab's step-through (render.js ``LINE_STAGE``) uses the same table.
+STAGE = {
+    "receiver": 0, "readable": 0, "masked_pos": 0,
+    "step1": 1, "dot": 1, "raw_scores": 1,
+    "step2": 2, "scaled": 2, "no_scaling": 2,
+    "step3": 3, "add_mask": 3, "mask_hides": 3, "mask_none": 3,
+    "step4": 4, "sub_max": 4, "exp": 4, "exp_sum": 4, "shares": 4, "masked_share": 4,
+    "step5": 5, "out_cell": 5, "output": 5,
+}
 
 
 @lru_cache(maxsize=1)
@@ -169,16 +194,24 @@ def _sum_eq(pairs, result: float) -> str:
     return "=" if total == shown(result) else "≈"
 
 
-def _quotient_eq(raw, scaled, readable, d_k: float) -> str:
+def _quotient_eq(raw, scaled, d_k: float) -> str:
     """``"="`` when every shown ``raw/√d_k`` is exactly the shown scaled score."""
     root = shown(d_k)
-    for r, s, ok in zip(raw, scaled, readable):
-        if not ok:
-            continue
+    for r, s in zip(raw, scaled):
         if not exact(s):
             return "≈"
         a, b = shown(r), shown(s)
         if a * a != b * b * root or (a > 0) != (b > 0) or (a < 0) != (b < 0):
+            return "≈"
+    return "="
+
+
+def _add_eq(scaled, mask, S) -> str:
+    """``"="`` when every finite shown score plus its shown mask entry is the shown ``S``."""
+    for x, add, s in zip(scaled, mask, S):
+        if math.isinf(s) or add == 0:
+            continue  # x + (−∞) = −∞; x + 0 is x, the same shown number on both sides
+        if not (exact(x) and exact(add) and exact(s)) or shown(x) + shown(add) != shown(s):
             return "≈"
     return "="
 
@@ -195,10 +228,11 @@ def _fill(template: str, **values) -> str:
 
 
 def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]:
-    """The chapter's four steps for query ``row`` of ``result``, as lines.
+    """The five stages for query ``row`` of ``result``, as lines (see the module docstring).
 
     ``result`` is what :func:`~attention_lab.core.attention` returns; ``row``
-    indexes its queries.  Raises ``ValueError`` for a row out of range.
+    indexes its queries.  Each line is ``{"kind", "key", "stage", "text"}`` (plus ``"j"`` or
+    ``"c"``).  Raises ``ValueError`` for a row out of range.
     """
     n, m = result.S.shape
     if not 0 <= int(row) < n:
@@ -211,6 +245,8 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
 
     q = result.Q[i]
     raw = result.raw_scores[i]
+    scaled = raw / np.sqrt(result.d_k)  # as the core divides: S = Q @ K.T / np.sqrt(d_k) + M
+    mask = result.M[i]
     S = result.S[i]
     A = result.A[i]
     O = result.O[i]
@@ -221,43 +257,48 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
     lines: list[dict] = []
 
     def add(kind: str, key: str, **values) -> None:
-        line = {"kind": kind, "key": key, "text": _fill(t[key], **{**common, **values})}
+        line = {"kind": kind, "key": key, "stage": STAGE[key], "text": _fill(t[key], **{**common, **values})}
         for name in ("j", "c"):
             if name in values:
                 line[name] = int(values[name])
         lines.append(line)
 
+    # Stage 0: the row's query and the keys (and values) it is scored against.
     add("line", "receiver", tok=tok(i), q=vec(q), eq_q=_eq(q))
     for j in range(m):
-        ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j), "vj": "v" + subscript(j)}
+        ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j), "vj": "v" + subscript(j),
+               "k": vec(result.K[j]), "eq_k": _eq(result.K[j])}
         if readable[j]:
-            add("line", "readable", k=vec(result.K[j]), v=vec(result.V[j]),
-                eq_k=_eq(result.K[j]), eq_v=_eq(result.V[j]), **ctx)
+            add("line", "readable", v=vec(result.V[j]), eq_v=_eq(result.V[j]), **ctx)
         else:
             add("note", "masked_pos", **ctx)
 
+    # Stage 1: q·k for every key, masked or not.
     add("head", "step1")
-    raw_shown = []
     for j in range(m):
-        ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j)}
-        if readable[j]:
-            expr = "+".join(f"{factor(a)}×{factor(b)}" for a, b in zip(q, result.K[j]))
-            add("line", "dot", expr=expr, eq=_sum_eq(zip(q, result.K[j]), raw[j]), value=fmt(raw[j]), **ctx)
-            raw_shown.append(float(raw[j]))
-        else:
-            add("note", "dot_masked", **ctx)
-            raw_shown.append(-math.inf)
-    add("line", "raw_scores", vec=vec(raw_shown), order="[" + ",".join(tok(j) for j in range(m)) + "]")
+        expr = "+".join(f"{factor(a)}×{factor(b)}" for a, b in zip(q, result.K[j]))
+        add("line", "dot", j=j, tok=tok(j), kj="k" + subscript(j), expr=expr,
+            eq=_sum_eq(zip(q, result.K[j]), raw[j]), value=fmt(raw[j]))
+    add("line", "raw_scores", vec=vec(raw), order="[" + ", ".join(tok(j) for j in range(m)) + "]")
 
+    # Stage 2: ÷ √d_k.
     add("head", "step2")
-    scaled_expr = "[" + ", ".join(
-        f"{fmt(raw[j])}/√{d_k}" if readable[j] else fmt(-math.inf) for j in range(m)
-    ) + "]"
-    add("line", "scaled", expr=scaled_expr, eq=_quotient_eq(raw, S, readable, result.d_k), vec=vec(S))
+    scaled_expr = "[" + ", ".join(f"{fmt(raw[j])}/√{d_k}" for j in range(m)) + "]"
+    add("line", "scaled", expr=scaled_expr, eq=_quotient_eq(raw, scaled, result.d_k), vec=vec(scaled))
     if result.d_k == 1:
         add("note", "no_scaling")
 
+    # Stage 3: + M; a masked key's score becomes −∞ here.
     add("head", "step3")
+    add("line", "add_mask", scaled=vec(scaled), mask=vec(mask), eq=_add_eq(scaled, mask, S), vec=vec(S))
+    for j in range(m):
+        if not readable[j]:
+            add("note", "mask_hides", j=j, tok=tok(j), value=fmt(scaled[j]))
+    if all(v == 0 for v in mask):
+        add("note", "mask_none")
+
+    # Stage 4: softmax along the readable keys.
+    add("head", "step4")
     top = max(float(S[j]) for j in range(m) if readable[j]) if any(readable) else 0.0
     shifted = [float(S[j]) - top if readable[j] else -math.inf for j in range(m)]
     exps = [math.exp(s) if readable[j] else 0.0 for j, s in enumerate(shifted)]
@@ -272,7 +313,8 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
         if not readable[j]:
             add("note", "masked_share", tok=tok(j), j=j)
 
-    add("head", "step4")
+    # Stage 5: × V.
+    add("head", "step5")
     cell_eqs = []
     for c in range(result.V.shape[1]):
         expr = " + ".join(f"{fmt(A[j])}×{factor(result.V[j, c])}" for j in range(m) if readable[j])
@@ -286,3 +328,15 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
 def worked_text(result: AttentionResult, row: int, tokens=TOKENS) -> str:
     """:func:`worked_steps` as one string, one line per step line."""
     return "\n".join(line["text"] for line in worked_steps(result, row, tokens))
+
+
+def worked_stage(result: AttentionResult, row: int, stage: int, tokens=TOKENS, heads: bool = False) -> str:
+    """The lines of one stage (0..5) as one string, without the stage's heading unless ``heads``.
+
+    The chapter prints these in its own sections (which carry their own headings), so that
+    every number of its hand computation is written here, not typed.
+    """
+    if not 0 <= int(stage) <= 5:
+        raise ValueError(f"stage must be in 0..5; got {stage!r}")
+    return "\n".join(line["text"] for line in worked_steps(result, row, tokens)
+                     if line["stage"] == stage and (heads or line["kind"] != "head"))

@@ -1,9 +1,12 @@
 """Test vectors for the JavaScript twin, computed by the Python core.
 
 Each vector: the lab's flat ``params`` (names as the controls), the ``row``
-explained, every table ``Q K V S A O`` (``-inf`` written as the string
-``"-Infinity"``, since JSON has no infinities), ``raw_scores``, ``d_k`` and the
-Python ``worked`` text for both rows.  The tests regenerate them at test time, so
+explained, every table ``Q K V M S A O`` (``-inf`` written as the string
+``"-Infinity"``, since JSON has no infinities), ``raw_scores``, ``d_k``, the
+Python ``worked`` text for both rows and, per row, each stage's text
+(``worked_stages[row][stage]``, :func:`attention_lab.worked.worked_stage` with headings).
+The document also carries ``worked_stage``: the stage of every template
+(:data:`attention_lab.worked.STAGE`).  The tests regenerate them at test time, so
 they never go stale; run alone to look at them:
 
     python scripts/make_vectors.py [out.json]      # default: stdout
@@ -78,15 +81,16 @@ def cases(n_random: int = 30, seed: int = 11) -> list[tuple[str, dict]]:
 
 
 def vector(label: str, params: dict, row: int = 1) -> dict:
-    from attention_lab.worked import worked_text  # the lab's worked arithmetic (attention_lab.worked)
+    from attention_lab.worked import worked_stage, worked_text  # the lab's worked arithmetic
 
     t = tables_from_params(params)
     r = attention(t["X"], t["Wq"], t["Wk"], t["Wv"], d_k=t["d_k"], causal=t["causal"])
     out = {"label": label, "params": {k: (bool(v) if k == "causal" else float(v)) for k, v in params.items()},
            "row": row, "d_k": float(r.d_k), "raw_scores": _table(r.raw_scores)}
-    for name in ("Q", "K", "V", "S", "A", "O"):
+    for name in ("Q", "K", "V", "M", "S", "A", "O"):
         out[name] = _table(getattr(r, name))
     out["worked"] = [worked_text(r, i) for i in range(2)]
+    out["worked_stages"] = [[worked_stage(r, i, stage, heads=True) for stage in range(6)] for i in range(2)]
     return out
 
 
@@ -116,8 +120,9 @@ def coerce_cases() -> list[dict]:
 def document(n_random: int = 30) -> dict:
     """Everything the JavaScript tests compare against."""
     from attention_lab.web import lab_config  # ranges, baseline and strings exactly as the page gets them
+    from attention_lab.worked import STAGE
 
-    return {"vectors": vectors(n_random), "coerce": coerce_cases(), "config": lab_config()}
+    return {"vectors": vectors(n_random), "coerce": coerce_cases(), "config": lab_config(), "worked_stage": STAGE}
 
 
 def main(argv: list[str]) -> int:

@@ -21,7 +21,7 @@ from attention_lab.core import attention
 from attention_lab.params import PARAM_NAMES, coerce, default_params, tables_from_params
 from attention_lab.plotting import format_value
 from attention_lab.web import strings
-from attention_lab.worked import worked_text
+from attention_lab.worked import worked_steps, worked_text
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -461,6 +461,31 @@ def test_the_address_follows_every_change_and_reset_clears_it(lab_page):
     assert Twin(twin.rec, page.url).params() == default_params()
 
 
+def test_a_long_drag_writes_the_address_when_let_go_and_a_reload_shows_the_final_state(lab_page):
+    twin = lab_page()
+    page = twin.page
+    # Count the address writes: a drag is many input events but one settled value.
+    page.evaluate("""() => { const h = history, f = h.replaceState.bind(h); window.__writes = 0;
+      h.replaceState = function () { window.__writes++; return f.apply(null, arguments); }; }""")
+    box = twin.control("X[0,0]").bounding_box()
+    y, left, width = box["y"] + box["height"] / 2, box["x"] + 8, box["width"] - 16
+    page.mouse.move(left + width / 2, y)
+    page.mouse.down()
+    for k in range(80):  # to and fro across the track, about 80 input events
+        page.mouse.move(left + width * abs(((k * 0.05) % 2) - 1), y)
+    page.mouse.move(left + width * 0.2, y)
+    events = page.evaluate("() => window.__writes")
+    page.mouse.up()
+    final = twin.params()
+    assert final["X[0,0]"] != default_params()["X[0,0]"]
+    assert events <= 2, f"{events} address writes during one drag"
+    assert page.evaluate("() => location.search") == "?" + query(final)  # the address holds the final state
+    page.reload()
+    again = Twin(twin.rec, page.url)
+    assert again.params() == final
+    assert_cells_equal_python(again.cells(), final, "reloaded after a drag")
+
+
 def run_axe_colour_contrast(page) -> list:
     axe = Path(os.environ.get("F11_AXE_JS", str(ROOT / "node_modules" / "axe-core" / "axe.min.js")))
     if not axe.exists():
@@ -544,8 +569,8 @@ def expected_linked(name: str, i: int, j: int, r, row: int) -> set:
         out = cells("Q", lambda a, b: a == i) | cells("K", lambda a, b: a == j)
         if masked(i, j):
             out.add("src:causal")
-        if i == row:
-            out |= {f"line:{'dot_masked' if masked(i, j) else 'dot'}:{j}", "line:scaled"}
+        if i == row:  # scored, scaled, masked: the masked key's q·k line too, and its mask note
+            out |= {f"line:dot:{j}", "line:scaled", "line:add_mask"} | ({f"line:mask_hides:{j}"} if masked(i, j) else set())
     elif name == "A":
         out = cells("S", lambda a, b: a == i) | ({"line:shares"} if i == row else set())
     elif name == "O":
@@ -576,13 +601,18 @@ def expected_explanation(name: str, i: int, j: int, r, params: dict) -> str:
     col = tok[j] if name in ("S", "A") else STRINGS["twin"]["cell"].replace("{c}", str(j))
     fill = {"cell": f"{name}[{tok[i]},{col}]", "value": f(getattr(r, name)[i, j]), "d_k": f"{params['d_k']:g}",
             "row_tok": tok[i], "col_tok": tok[j], "i": str(i), "j": str(j)}
+    if name == "S":
+        fill.update(qi="q" + "₀₁"[i], kj="k" + "₀₁"[j],
+                    expr=" + ".join(f"{factor(r.Q[i, p])}×{factor(r.K[j, p])}" for p in range(2)))
     if name == "S" and math.isinf(r.S[i, j]):
+        # The worked text's story: the raw score, scaled, then the mask's −∞.
         template = e["S_masked"]
+        raw, scaled = r.raw_scores[i, j], r.raw_scores[i, j] / math.sqrt(params["d_k"])
+        fill.update(raw=f(raw), eq_raw=eq(sum(shown(r.Q[i, p]) * shown(r.K[j, p]) for p in range(2)), raw),
+                    scaled=f(scaled), eq_scaled=eq(shown(raw) / math.sqrt(params["d_k"]), scaled))
     elif name == "S":
         template = e["S"]
-        fill.update(qi="q" + "₀₁"[i], kj="k" + "₀₁"[j],
-                    expr=" + ".join(f"{factor(r.Q[i, p])}×{factor(r.K[j, p])}" for p in range(2)),
-                    eq=eq(sum(shown(r.Q[i, p]) * shown(r.K[j, p]) for p in range(2)) / math.sqrt(params["d_k"]),
+        fill.update(eq=eq(sum(shown(r.Q[i, p]) * shown(r.K[j, p]) for p in range(2)) / math.sqrt(params["d_k"]),
                           r.S[i, j]))
     elif name == "A" and math.isinf(r.S[i, j]):
         template = e["A_masked"]
@@ -666,7 +696,7 @@ def test_step_through_reveals_the_row_one_stage_at_a_time(lab_page):
     twin = lab_page()
     step = twin.root.locator('button[data-lab-action="step"]')
     assert step.text_content() == STRINGS["view"]["buttons"]["step"]
-    current_line = {1: "raw_scores", 2: "step2", 3: "scaled", 4: "shares", 5: "output"}
+    current_line = {1: "raw_scores", 2: "scaled", 3: "add_mask", 4: "shares", 5: "output"}
     row = 1
     for stage in range(1, 6):
         step.click()
@@ -688,6 +718,34 @@ def test_step_through_reveals_the_row_one_stage_at_a_time(lab_page):
     step.click()
     assert twin.root.get_attribute("data-step") == "0" and pending_cells(twin) == set()
     assert twin.root.locator("[data-lab-worked] > p[data-current], [data-lab-worked] > p[data-pending]").count() == 0
+
+
+SHOWN_LINES = """r => [...r.querySelectorAll("[data-lab-worked] > p:not([data-pending])")].map(p => p.textContent)"""
+
+
+@pytest.mark.parametrize("row", [0, 1])
+def test_step_through_shows_each_stages_lines_as_python_writes_them(lab_page, row):
+    """At stage k the lab shows worked.py's lines of stages 0..k, under the label of stage k: for 我,
+    the masked 爱's q₀·k₁ = 1 and 1/√2 at stages 1 and 2, its −∞ only from stage 3 ("+ M")."""
+    params = default_params()
+    twin = lab_page(query(params, row))
+    steps = worked_steps(python_result(params), row)
+    step = twin.root.locator('button[data-lab-action="step"]')
+    label = twin.root.locator(".al-stage")
+    ordinal = "一二三四五"
+    for stage in range(1, 6):
+        step.click()
+        want = [s["text"] for s in steps if s["stage"] <= stage]
+        assert twin.root.evaluate(SHOWN_LINES) == want, stage
+        assert want[-1] != steps[-1]["text"] or stage == 5
+        heading = next(s["text"] for s in steps if s["key"] == f"step{stage}")
+        assert heading.startswith(f"第{ordinal[stage - 1]}步")
+        assert label.text_content() == STRINGS["view"]["stage_label"].replace("{n}", str(stage)).replace(
+            "{text}", STRINGS["view"]["stages"][stage - 1])
+        shown = "\n".join(want)
+        if row == 0:
+            assert ("−∞" in shown) == (stage >= 3), stage
+            assert "q₀·k₁ = 0×0+1×1 = 1" in shown and "1/√2" in (shown if stage >= 2 else "1/√2")
 
 
 def changed_cells(twin) -> dict:

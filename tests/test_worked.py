@@ -1,4 +1,4 @@
-"""The worked arithmetic (attention_lab.worked): the chapter's four steps, in Chinese, from the core's numbers."""
+"""The worked arithmetic (attention_lab.worked): the five stages, in Chinese, from the core's numbers."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from attention_lab import attention, baseline
-from attention_lab.worked import exact, factor, fmt, templates, vec, worked_steps, worked_text
+from attention_lab.worked import STAGE, exact, factor, fmt, templates, vec, worked_stage, worked_steps, worked_text
 
 # The draft's numbers for row 爱 (F11-draft.txt, "对“爱”这个位置，从打分一直算到新表示").
 DRAFT_LINES_AI = [
-    "当前接收者：爱，q₁=[1, 0]",
+    "当前接收者：爱，q₁ = [1, 0]",
     "对“我”的原始分数：q₁·k₀ = 1×1+0×0 = 1",
     "对“爱”的原始分数：q₁·k₁ = 1×0+0×1 = 0",
     "缩放分数：[1/√2, 0/√2] ≈ [0.7071067812, 0]",
@@ -22,8 +22,8 @@ DRAFT_LINES_AI = [
     "取指数：[1, 0.4930686914]",
     "指数之和：1.4930686914",
     "除以总和：[0.6697615493, 0.3302384507]",
-    "输出第0格 = 0.6697615493×10 + 0.3302384507×0 ≈ 6.6976154933",
-    "输出第1格 = 0.6697615493×0 + 0.3302384507×20 ≈ 6.6047690135",
+    "输出第 0 格 = 0.6697615493×10 + 0.3302384507×0 ≈ 6.6976154933",
+    "输出第 1 格 = 0.6697615493×0 + 0.3302384507×20 ≈ 6.6047690135",
     "“爱”位置的注意力输出 o₁ ≈ [6.6976154933, 6.6047690135]",
 ]
 
@@ -67,20 +67,47 @@ def test_row_ai_at_the_baseline_shows_the_drafts_values():
         assert expected in lines
 
 
-def test_row_wo_says_plainly_that_the_later_position_is_masked():
-    steps = worked_steps(attention(**baseline()), 0)
-    text = "\n".join(s["text"] for s in steps)
-    assert "因果掩码" in text
-    assert "除以总和：[1, 0]" in text
-    assert "输出第0格 = 1×10 = 10" in text  # only the readable position is mixed
-    notes = [s["text"] for s in steps if s["kind"] == "note"]
-    assert any("“爱”" in n and "份额是 0" in n for n in notes)
+# Row 我 at the baseline, whole: the masked 爱 is scored (q₀·k₁ = 1) and scaled (1/√2) like any
+# key; the mask's −∞ first appears at stage 3, "+ M"; then softmax and × V (issue 16, item 1).
+MASKED_ROW_WO = """\
+当前接收者：我，q₀ = [0, 1]
+可读位置 0：我，k₀ = [1, 0]，v₀ = [10, 0]
+位置 1：爱，k₁ = [0, 1]；它在“我”后面，因果掩码不许读它。
+第一步：查询和每一个键打分。
+对“我”的原始分数：q₀·k₀ = 0×1+1×0 = 0
+对“爱”的原始分数：q₀·k₁ = 0×0+1×1 = 1
+原始分数：[0, 1]，顺序仍是 [我, 爱]
+第二步：把分数除以 √d_k（缩放），这里 d_k=2。
+缩放分数：[0/√2, 1/√2] ≈ [0, 0.7071067812]
+第三步：加上掩码 M，得到分数 S。
+加上掩码：[0, 0.7071067812] + [0, −∞] = [0, −∞]
+对“爱”：掩码在这一格加 −∞，缩放分数 0.7071067812 不再起作用，分数变成 −∞。
+第四步：沿可读位置做 softmax，得到读取份额。
+减最大值：[0, −∞]
+取指数：[1, 0]
+指数之和：1
+除以总和：[1, 0]
+“爱”被挡住：分数 −∞，指数按极限取 0，份额是 0。
+第五步：用份额混合值的对应格子。
+输出第 0 格 = 1×10 = 10
+输出第 1 格 = 1×0 = 0
+“我”位置的注意力输出 o₀ = [10, 0]"""
+
+
+def test_masked_row_wo_shows_the_raw_score_before_the_mask_and_minus_infinity_from_stage_3():
+    r = attention(**baseline())
+    assert worked_text(r, 0) == MASKED_ROW_WO
+    assert r.raw_scores[0, 1] == 1 and fmt(r.raw_scores[0, 1] / np.sqrt(2)) == "0.7071067812"  # the text's numbers
+    steps = worked_steps(r, 0)
+    assert all("−∞" not in s["text"] for s in steps if s["stage"] < 3)
+    assert next(s for s in steps if "−∞" in s["text"])["key"] == "add_mask"
 
 
 def test_without_the_mask_row_wo_reads_both_positions():
     text = worked_text(attention(**baseline(), causal=False), 0)
-    assert "可读位置1：爱" in text
+    assert "可读位置 1：爱" in text
     assert "−∞" not in text
+    assert templates()["mask_none"] in text
 
 
 def test_d_k_one_says_no_scaling():
@@ -89,11 +116,53 @@ def test_d_k_one_says_no_scaling():
     assert templates()["no_scaling"] in text
 
 
-def test_steps_come_in_the_chapters_order_with_four_headings():
-    steps = worked_steps(attention(**baseline()), 1)
-    heads = [s["text"] for s in steps if s["kind"] == "head"]
-    assert [h[:3] for h in heads] == ["第一步", "第二步", "第三步", "第四步"]
-    assert {s["kind"] for s in steps} <= {"head", "line", "note"}
+def test_steps_come_in_the_step_throughs_five_stages_each_with_its_heading():
+    for causal in (True, False):
+        for row in (0, 1):
+            steps = worked_steps(attention(**baseline(), causal=causal), row)
+            heads = [s["text"] for s in steps if s["kind"] == "head"]
+            assert [h[:3] for h in heads] == ["第一步", "第二步", "第三步", "第四步", "第五步"]
+            assert [s["stage"] for s in steps if s["kind"] == "head"] == [1, 2, 3, 4, 5]
+            assert [s["stage"] for s in steps] == sorted(s["stage"] for s in steps)
+            assert all(s["stage"] == STAGE[s["key"]] for s in steps)
+            assert {s["kind"] for s in steps} <= {"head", "line", "note"}
+    # The headings name the step-through's stages (view.stages): q·k, √d_k, M, softmax, V.
+    for head, word in zip((templates()[f"step{k}"] for k in range(1, 6)), ("打分", "√d_k", "掩码 M", "softmax", "值")):
+        assert word in head
+
+
+def stage_numbers(result, row: int, stage: int) -> list[float]:
+    """The numbers of one stage's result line (its last vector; raw_scores: its first, before the order)."""
+    key = {1: "raw_scores", 2: "scaled", 3: "add_mask", 4: "shares", 5: "output"}[stage]
+    line = next(s["text"] for s in worked_steps(result, row) if s["key"] == key)
+    vectors = re.findall(r"\[[^\[\]]*\]", line)
+    shown_vec = vectors[0] if stage == 1 else vectors[-1]
+    return [-math.inf if x == "−∞" else float(x.replace("−", "-")) for x in shown_vec.strip("[]").split(", ")]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_stage_of_both_rows_shows_the_cores_table_at_that_stage(seed):
+    rng = np.random.default_rng(100 + seed)
+    result = attention(**baseline()) if seed == 0 else random_result(rng, causal=bool(seed % 2))
+    raw, d_k = result.raw_scores, result.d_k
+    want = {1: raw, 2: raw / np.sqrt(d_k), 3: result.S, 4: result.A, 5: result.O}
+    for row in (0, 1):
+        for stage, table in want.items():
+            got = stage_numbers(result, row, stage)
+            assert got == pytest.approx(table[row].tolist(), abs=1e-9), (row, stage)
+        # The stage texts, in order, are the whole text.
+        assert "\n".join(worked_stage(result, row, k, heads=True) for k in range(6)) == worked_text(result, row)
+        # Stage 0 names every key, stage 1 scores every key: masked ones too.
+        assert worked_stage(result, row, 1).count("的原始分数：") == 2
+        assert worked_stage(result, row, 0).count(f"k{'₀₁'[0]}") == 1
+
+
+def test_worked_stage_leaves_out_the_heading_and_refuses_a_stage_out_of_range():
+    r = attention(**baseline())
+    assert worked_stage(r, 1, 2) == "缩放分数：[1/√2, 0/√2] ≈ [0.7071067812, 0]"
+    assert worked_stage(r, 1, 2, heads=True).startswith("第二步")
+    with pytest.raises(ValueError, match="stage"):
+        worked_stage(r, 1, 6)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -156,6 +225,10 @@ def scan_equals(text: str) -> tuple[int, int, list[str]]:
         if line.startswith("缩放分数："):
             expr, eq, value = re.match(r"缩放分数：(\[.*?\]) ([=≈]) (\[.*\])$", line).groups()
             holds = _quotients_hold(expr, value)
+        elif line.startswith("加上掩码："):
+            scaled, mask, eq, value = re.match(r"加上掩码：(\[.*?\]) \+ (\[.*?\]) ([=≈]) (\[.*\])$", line).groups()
+            holds = all(s == "−∞" if m == "−∞" else m == "0" and s == x or _shown(x) + _shown(m) == _shown(s)
+                        for x, m, s in zip(*(v[1:-1].split(", ") for v in (scaled, mask, value))))
         elif "原始分数：" in line and "·" in line or line.startswith("输出第"):
             m = re.match(r".* = (?P<expr>.+?) (?P<eq>[=≈]) (?P<value>\S+)$", line)
             expr, eq, value = m.group("expr"), m.group("eq"), m.group("value")
@@ -188,7 +261,7 @@ def lab_grid_result(rng):
 def test_d_k_one_writes_approx_where_the_shown_shares_do_not_give_the_output():
     # The issue's example: 0.7310585786×10 + 0.2689414214×0 is 7.310585786, not 7.3105857863.
     text = worked_text(attention(**baseline(), d_k=1), 1)
-    assert "输出第0格 = 0.7310585786×10 + 0.2689414214×0 ≈ 7.3105857863" in text
+    assert "输出第 0 格 = 0.7310585786×10 + 0.2689414214×0 ≈ 7.3105857863" in text
     assert "注意力输出 o₁ ≈ [7.3105857863, 5.3788284274]" in text
     assert "缩放分数：[1/√1, 0/√1] = [1, 0]" in text
 
@@ -223,15 +296,16 @@ def test_approx_is_written_only_where_equals_would_be_false():
             for line in worked_text(result, row).splitlines():
                 if line.startswith("输出第") and " ≈ " in line:
                     expr, value = re.match(r".* = (.+?) ≈ (\S+)$", line).groups()
-                    c = int(re.match(r"输出第(\d+)格", line).group(1))
+                    c = int(re.match(r"输出第 (\d+) 格", line).group(1))
                     assert _shown_arithmetic(expr) != _shown(value) or not exact(result.O[row, c]), line
 
 
 def test_each_step_names_its_template_and_the_position_or_column_it_is_about():
     steps = worked_steps(attention(**baseline()), 0)
     assert all(s["key"] in templates() for s in steps)
-    dots = [s for s in steps if s["key"] in ("dot", "dot_masked")]
-    assert [s["j"] for s in dots] == [0, 1] and dots[1]["kind"] == "note"
+    dots = [s for s in steps if s["key"] == "dot"]
+    assert [s["j"] for s in dots] == [0, 1] and {s["kind"] for s in dots} == {"line"}  # the masked key too
+    assert [s["j"] for s in steps if s["key"] == "mask_hides"] == [1]
     assert [s["c"] for s in steps if s["key"] == "out_cell"] == [0, 1]
     assert "j" not in next(s for s in steps if s["key"] == "scaled")
 

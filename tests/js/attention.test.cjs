@@ -42,10 +42,12 @@ function assertTableClose(name, got, want, label) {
   }));
 }
 
-/** The Python result of a vector, in the shape attention.js returns. */
-function pythonResult(v) {
+/** The Python result of a vector, in the shape attention.js returns (withMask false: as the
+ *  kernel lab sends it, without M). */
+function pythonResult(v, withMask = true) {
   const r = { d_k: v.d_k, raw_scores: decode(v.raw_scores) };
   for (const n of ["Q", "K", "V", "S", "A", "O"]) r[n] = decode(v[n]);
+  if (withMask) r.M = decode(v.M);
   return r;
 }
 
@@ -119,6 +121,42 @@ test("worked text: the JavaScript rules give Python's text character for charact
       assert.equal(core.workedText(pythonResult(v), row, STRINGS.worked), v.worked[row], `${v.label}, row ${row}`);
     }
   }
+});
+
+test("worked text from a result without M (the kernel lab's) is the same text", () => {
+  for (const v of VECTORS) {
+    for (const row of [0, 1]) {
+      assert.equal(core.workedText(pythonResult(v, false), row, STRINGS.worked), v.worked[row], `${v.label}, row ${row}`);
+    }
+  }
+});
+
+test("each stage's worked lines equal Python's, for both rows and every stage", () => {
+  assert.deepEqual(core.WORKED_STAGE, DOC.worked_stage);
+  for (const v of VECTORS) {
+    const r = core.attentionFromParams(v.params);
+    for (const row of [0, 1]) {
+      const lines = core.workedSteps(r, row, STRINGS.worked);
+      for (let stage = 0; stage <= 5; stage++) {
+        const text = lines.filter((l) => l.stage === stage).map((l) => l.text).join("\n");
+        assert.equal(text, v.worked_stages[row][stage], `${v.label}, row ${row}, stage ${stage}`);
+      }
+      // Stages only go forward, and each of 1..5 opens with its heading.
+      assert.deepEqual(lines.map((l) => l.stage), lines.map((l) => l.stage).slice().sort((a, b) => a - b));
+      assert.deepEqual(lines.filter((l) => l.kind === "head").map((l) => l.key), ["step1", "step2", "step3", "step4", "step5"]);
+    }
+  }
+});
+
+test("the masked cell's raw score is a number before the mask; its −∞ first appears at stage 3", () => {
+  const v = VECTORS.find((x) => x.label === "baseline");
+  const lines = core.workedSteps(core.attentionFromParams(v.params), 0, STRINGS.worked);
+  const at = (key) => lines.filter((l) => l.key === key).map((l) => l.text);
+  assert.deepEqual(at("dot"), ["对“我”的原始分数：q₀·k₀ = 0×1+1×0 = 0", "对“爱”的原始分数：q₀·k₁ = 0×0+1×1 = 1"]);
+  assert.deepEqual(at("scaled"), ["缩放分数：[0/√2, 1/√2] ≈ [0, 0.7071067812]"]);
+  assert.deepEqual(at("add_mask"), ["加上掩码：[0, 0.7071067812] + [0, −∞] = [0, −∞]"]);
+  assert.equal(lines.find((l) => l.text.includes("−∞")).key, "add_mask");
+  assert.equal(lines.find((l) => l.text.includes("−∞")).stage, 3);
 });
 
 test("worked text computed in JavaScript equals Python's, character for character, in every case", () => {

@@ -435,11 +435,13 @@
     return text.length > 24 ? text.slice(0, 24) + "…" : text;
   }
 
-  /** Read a query string ("?X=..&..") over `start` params.  Returns {params, row, notes, found}.
+  /** Read a query string ("?X=..&..") over `start` params.  Returns {params, row, notes, noted, found}.
    *  Everything is treated as data: values are parsed as numbers, checked and clamped;
-   *  anything else is ignored and described in `notes` (plain strings, for textContent). */
+   *  anything else is ignored and described in `notes` (plain strings, for textContent);
+   *  `noted`: names whose value has its own note (no second one that it is at a range end). */
   function fromQuery(search, start, startRow, ranges, baseline, strings) {
-    var tw = (strings && strings.twin) || {};
+    var tw = (strings && strings.twin) || {}, faults = (strings && strings.faults) || {};
+    var noted = [], seen = {};
     var params = {};
     PARAM_NAMES.forEach(function (n) { params[n] = start[n]; });
     var row = startRow;
@@ -447,7 +449,7 @@
     var found = false;
     search = String(search || "");
     if (search.charAt(0) === "?") search = search.slice(1);
-    if (!search) return { params: params, row: row, notes: notes, found: found };
+    if (!search) return { params: params, row: row, notes: notes, noted: noted, found: found };
     if (search.length > MAX_QUERY) {
       notes.push(tw.link_too_long || "");
       return { params: params, row: row, notes: notes, found: true };
@@ -466,6 +468,8 @@
       }
       if (SITE_KEYS.indexOf(key) >= 0) return;
       found = true;
+      if (seen[key] === 1) notes.push((faults.link_repeated || "") + shortText(key));  // the last one is used
+      seen[key] = (seen[key] || 0) + 1;
       if (LINK_KEYS.indexOf(key) < 0 && PARAM_NAMES.indexOf(key) < 0) {
         notes.push((tw.link_unknown || "") + shortText(key));
         return;
@@ -486,7 +490,7 @@
       }
       take(key, raw);
     });
-    return { params: params, row: row, notes: notes, found: found };
+    return { params: params, row: row, notes: notes, noted: noted, found: found };
 
     // One value from a link: a usable number is clamped/rounded into range (with a note
     // saying so); anything else is refused with a note and the start value kept.
@@ -495,11 +499,11 @@
         ? ["1", "true", "on", "yes", "0", "false", "off", "no"].indexOf(String(raw).trim().toLowerCase()) < 0
         : !isFinite(parseNumber(raw));
       if (refused) {
-        notes.push(name + (tw.link_refused || "") + shortText(raw));
+        notes.push(name === "causal" ? (faults.link_causal || "") + shortText(raw) : name + (tw.link_refused || "") + shortText(raw));
         return;
       }
       var c = coerce(name, raw, ranges, baseline);
-      if (c.note) notes.push(c.note);
+      if (c.note) { notes.push(c.note); noted.push(name); }
       params[name] = c.value;
     }
   }
@@ -601,10 +605,9 @@
   }
 
   /** "=" when every shown raw/√d_k is exactly the shown scaled score (worked._quotient_eq). */
-  function quotientEq(raw, scaled, readable, dK) {
+  function quotientEq(raw, scaled, dK) {
     var root = shown(dK);
     for (var j = 0; j < raw.length; j++) {
-      if (!readable[j]) continue;
       if (!exact(scaled[j])) return "≈";
       var a = shown(raw[j]), b = shown(scaled[j]);
       var left = { n: a.n * a.n, s: 2 * a.s }, right = { n: b.n * b.n * root.n, s: 2 * b.s + root.s };
@@ -612,6 +615,26 @@
     }
     return "=";
   }
+
+  /** "=" when every finite shown score plus its shown mask entry is the shown S (worked._add_eq). */
+  function addEq(scaled, mask, S) {
+    for (var j = 0; j < S.length; j++) {
+      if (S[j] === -Infinity || mask[j] === 0) continue;  // x + (−∞) = −∞; x + 0 is x
+      if (!(exact(scaled[j]) && exact(mask[j]) && exact(S[j]))) return "≈";
+      var a = shown(scaled[j]), b = shown(mask[j]), s = Math.max(a.s, b.s);
+      if (!decSame({ n: atScale(a, s) + atScale(b, s), s: s }, shown(S[j]))) return "≈";
+    }
+    return "=";
+  }
+
+  /** Each worked template's stage (0: the row's objects; 1..5: q·k, ÷√d_k, + M, softmax, × V),
+   *  as worked.STAGE; the step-through follows it. */
+  var WORKED_STAGE = {};
+  ["receiver readable masked_pos", "step1 dot raw_scores", "step2 scaled no_scaling",
+    "step3 add_mask mask_hides mask_none", "step4 sub_max exp exp_sum shares masked_share",
+    "step5 out_cell output"].forEach(function (keys, stage) {
+    keys.split(" ").forEach(function (k) { WORKED_STAGE[k] = stage; });
+  });
 
   var SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉";
   function subscript(i) {
@@ -626,8 +649,8 @@
     return template;
   }
 
-  /** The chapter's four steps for query `row` of `result`, as [{kind, text}].
-   *  templates: strings_zh.json's "worked" section; tokens defaults to 我, 爱. */
+  /** worked.worked_steps: [{kind, key, stage, text, j?, c?}].  templates: strings_zh.json's
+   *  "worked".  Without result.M (the kernel lab's result), M is −∞ where S is, else 0. */
   function workedSteps(result, row, templates, tokens) {
     tokens = tokens || TOKENS;
     var n = result.S.length, m = result.S[0].length;
@@ -635,6 +658,9 @@
     var i = row, t = templates;
     function tok(j) { return j < tokens.length ? tokens[j] : String(j); }
     var q = result.Q[i], raw = result.raw_scores[i], S = result.S[i], A = result.A[i], O = result.O[i];
+    var root = Math.sqrt(result.d_k);  // as the core divides: S = raw / √d_k + M
+    var scaled = raw.map(function (v) { return v / root; });
+    var mask = result.M ? result.M[i] : S.map(function (s) { return s === -Infinity ? -Infinity : 0; });
     var readable = S.map(function (s) { return s !== -Infinity; });
     var dK = fmt(result.d_k);
     var common = { i: i, qi: "q" + subscript(i), oi: "o" + subscript(i), row_tok: tok(i), d_k: dK };
@@ -643,50 +669,44 @@
       var all = {};
       Object.keys(common).forEach(function (k) { all[k] = common[k]; });
       Object.keys(values || {}).forEach(function (k) { all[k] = values[k]; });
-      var line = { kind: kind, key: key, text: fill(t[key], all) };
+      var line = { kind: kind, key: key, stage: WORKED_STAGE[key], text: fill(t[key], all) };
       if (values && values.j !== undefined) line.j = values.j;
       if (values && values.c !== undefined) line.c = values.c;
       lines.push(line);
     }
-    var j, range = [];
-    for (j = 0; j < m; j++) range.push(j);
+    var range = [];
+    for (var j = 0; j < m; j++) range.push(j);
 
     add("line", "receiver", { tok: tok(i), q: vec(q), eq_q: eqSign(q) });
     range.forEach(function (j) {
-      var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j), vj: "v" + subscript(j) };
+      var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j), vj: "v" + subscript(j),
+        k: vec(result.K[j]), eq_k: eqSign(result.K[j]) };
       if (readable[j]) {
-        ctx.k = vec(result.K[j]); ctx.v = vec(result.V[j]);
-        ctx.eq_k = eqSign(result.K[j]); ctx.eq_v = eqSign(result.V[j]);
+        ctx.v = vec(result.V[j]); ctx.eq_v = eqSign(result.V[j]);
         add("line", "readable", ctx);
       }
       else add("note", "masked_pos", ctx);
     });
 
-    add("head", "step1");
-    var rawShown = [];
+    add("head", "step1");  // q·k for every key, masked or not
     range.forEach(function (j) {
-      var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j) };
-      if (readable[j]) {
-        ctx.expr = q.map(function (a, p) { return factor(a) + "×" + factor(result.K[j][p]); }).join("+");
-        ctx.value = fmt(raw[j]);
-        ctx.eq = sumEq(q.map(function (a, p) { return [a, result.K[j][p]]; }), raw[j]);
-        add("line", "dot", ctx);
-        rawShown.push(raw[j]);
-      } else {
-        add("note", "dot_masked", ctx);
-        rawShown.push(-Infinity);
-      }
+      add("line", "dot", { j: j, tok: tok(j), kj: "k" + subscript(j),
+        expr: q.map(function (a, p) { return factor(a) + "×" + factor(result.K[j][p]); }).join("+"),
+        eq: sumEq(q.map(function (a, p) { return [a, result.K[j][p]]; }), raw[j]), value: fmt(raw[j]) });
     });
-    add("line", "raw_scores", { vec: vec(rawShown), order: "[" + range.map(tok).join(",") + "]" });
+    add("line", "raw_scores", { vec: vec(raw), order: "[" + range.map(tok).join(", ") + "]" });
 
     add("head", "step2");
-    var scaledExpr = "[" + range.map(function (j) {
-      return readable[j] ? fmt(raw[j]) + "/√" + dK : fmt(-Infinity);
-    }).join(", ") + "]";
-    add("line", "scaled", { expr: scaledExpr, eq: quotientEq(raw, S, readable, result.d_k), vec: vec(S) });
+    var scaledExpr = "[" + range.map(function (j) { return fmt(raw[j]) + "/√" + dK; }).join(", ") + "]";
+    add("line", "scaled", { expr: scaledExpr, eq: quotientEq(raw, scaled, result.d_k), vec: vec(scaled) });
     if (result.d_k === 1) add("note", "no_scaling");
 
-    add("head", "step3");
+    add("head", "step3");  // + M: a masked key's −∞ appears here
+    add("line", "add_mask", { scaled: vec(scaled), mask: vec(mask), eq: addEq(scaled, mask, S), vec: vec(S) });
+    range.forEach(function (j) { if (!readable[j]) add("note", "mask_hides", { j: j, tok: tok(j), value: fmt(scaled[j]) }); });
+    if (mask.every(function (v) { return v === 0; })) add("note", "mask_none");
+
+    add("head", "step4");
     var top = -Infinity, any = false;
     range.forEach(function (j) { if (readable[j]) { any = true; if (S[j] > top) top = S[j]; } });
     if (!any) top = 0;
@@ -700,7 +720,7 @@
     add("line", "shares", { vec: vec(A) });
     range.forEach(function (j) { if (!readable[j]) add("note", "masked_share", { tok: tok(j), j: j }); });
 
-    add("head", "step4");
+    add("head", "step5");
     var allCells = "=";
     for (var c = 0; c < result.V[0].length; c++) {
       var used = range.filter(function (j) { return readable[j]; });
@@ -749,6 +769,7 @@
     exact: exact,
     shown: shown,
     subscript: subscript,
+    WORKED_STAGE: WORKED_STAGE,
     workedSteps: workedSteps,
     workedText: workedText,
     messages: messages

@@ -119,16 +119,9 @@
     return out;
   }
 
-  /** Step-through stage (1..5) at which a worked line's content is known. */
-  var LINE_STAGE = {
-    receiver: 0, readable: 0, masked_pos: 0,
-    step1: 1, dot: 1, dot_masked: 1, raw_scores: 1,
-    step2: 2, no_scaling: 2, scaled: 3,
-    step3: 4, sub_max: 4, exp: 4, exp_sum: 4, shares: 4, masked_share: 4,
-    step4: 5, out_cell: 5, output: 5
-  };
-  /** The worked line that carries data-current at each stage. */
-  var STAGE_LINE = [null, "raw_scores", "step2", "scaled", "shares", "output"];
+  /** The worked line that carries data-current at each stage (a line's own stage, 0..5, comes
+   *  with it from core.workedSteps: worked.STAGE). */
+  var STAGE_LINE = [null, "raw_scores", "scaled", "add_mask", "shares", "output"];
 
   // ------------------------------------------------------------------ one table
 
@@ -391,7 +384,7 @@
         node.setAttribute("data-line", info.key || "");
         if (info.j !== undefined) node.setAttribute("data-j", String(info.j)); else node.removeAttribute("data-j");
         if (info.c !== undefined) node.setAttribute("data-c", String(info.c)); else node.removeAttribute("data-c");
-        var stage = LINE_STAGE[info.key] || 0;
+        var stage = info.stage || 0;
         node.setAttribute("data-stage", String(stage));
       }
       while (worked.children.length > lines.length) worked.removeChild(worked.lastChild);
@@ -467,7 +460,7 @@
       if (name === "S") {
         out = cellsOf("Q", function (a) { return a === i; }).concat(cellsOf("K", function (a) { return a === j; }));
         if (r.S[i][j] === -Infinity) out = out.concat(sources(["causal"]));
-        if (i === row) out = out.concat(lines(r.S[i][j] === -Infinity ? "dot_masked" : "dot", "data-j", j), lines("scaled"));
+        if (i === row) out = out.concat(lines("dot", "data-j", j), lines("scaled"), lines("add_mask"), lines("mask_hides", "data-j", j));
       } else if (name === "A") {
         out = cellsOf("S", function (a) { return a === i; });
         if (i === row) out = out.concat(lines("shares"));
@@ -502,10 +495,17 @@
       if ((name === "A" || name === "O") && st.predict) return e.hidden || "";
       if (isPending(name, i)) return e.pending || "";
       if (name === "S") {
-        if (r.S[i][j] === -Infinity) return fill(e.S_masked, base);
         base.qi = "q" + core.subscript(i);
         base.kj = "k" + core.subscript(j);
         base.expr = r.Q[i].map(function (q, p) { return factor(q) + "×" + factor(r.K[j][p]); }).join(" + ");
+        if (r.S[i][j] === -Infinity) {  // the same story as the worked text: q·k, ÷ √d_k, then + M = −∞
+          var raw = st.fullResult.raw_scores[i][j], scaled = raw / Math.sqrt(st.fullResult.d_k);
+          base.raw = format(raw);
+          base.eq_raw = eqSign(dotShown(r.Q[i], r.K[j]), raw);
+          base.scaled = format(scaled);
+          base.eq_scaled = eqSign(shownNum(raw) / Math.sqrt(st.fullResult.d_k), scaled);
+          return fill(e.S_masked, base);
+        }
         base.eq = eqSign(dotShown(r.Q[i], r.K[j]) / Math.sqrt(st.fullResult.d_k), r.S[i][j]);
         return fill(e.S, base);
       }
