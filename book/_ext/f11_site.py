@@ -117,6 +117,7 @@ def build_wheel(out_dir, root=None):
         src = Path(tmp) / "src"
         src.mkdir()
         shutil.copy(root / "pyproject.toml", src)
+        shutil.copy(root / "LICENSE", src)  # pyproject's license-files: the wheel carries the MIT text
         shutil.copytree(root / "attention_lab", src / "attention_lab",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         code = "import sys, setuptools.build_meta as b; print(b.build_wheel(sys.argv[1]))"
