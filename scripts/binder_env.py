@@ -169,7 +169,7 @@ def server_log(home: Path) -> str:
 
 
 #: The notebook panel the app shows: JupyterLab's current widget, or Notebook 7's only one.
-CURRENT = "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+CURRENT = "(window.jupyterapp && window.jupyterapp.shell.currentWidget)"
 KERNEL_READY = (f"() => {CURRENT} && {CURRENT}.sessionContext && {CURRENT}.sessionContext.session"
                 f" && {CURRENT}.sessionContext.session.kernel && {CURRENT}.context.isReady")
 
