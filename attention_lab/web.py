@@ -11,8 +11,10 @@ import html
 import json
 from importlib import resources
 
+import numpy as np
+
 from .core import CONTRASTS
-from .params import PARAM_NAMES, RANGES, default_params
+from .params import PARAM_NAMES, RANGES, coerce, default_params
 
 
 def strings() -> dict:
@@ -24,15 +26,25 @@ def lab_config(params: dict | None = None, row: int = 1) -> dict:
     """Everything the twin needs: parameter names, ranges, baseline, contrasts,
     start values, the row to explain first, strings.
 
-    ``params`` may be partial; missing names take the baseline value.
+    ``params`` may be partial; missing names take the baseline value.  Each value goes through
+    :func:`attention_lab.params.coerce`, as a typed one does in the labs: ``"no"`` is off, 99 is
+    clamped to the range, NaN or text keeps the baseline; what was changed is said in ``notes``
+    (Chinese, shown by the twin when it starts; ``noted`` names those values, so a clamped one
+    gets no second note that it is at its range end).  Unknown names and a row other than 0/1 raise.
     """
     start = default_params()
+    notes, noted = [], []
     if params is not None:
         unknown = set(params) - set(PARAM_NAMES)
         if unknown:
             raise ValueError(f"unknown parameters {sorted(unknown)}; expected names from {PARAM_NAMES}")
-        start.update({k: (bool(v) if k == "causal" else float(v)) for k, v in params.items()})
-    if row not in (0, 1):
+        for name in PARAM_NAMES:  # display order, so the notes come in the order of the controls
+            if name in params:
+                start[name], note = coerce(name, params[name])
+                if note:
+                    notes.append(note)
+                    noted.append(name)
+    if isinstance(row, (bool, np.bool_)) or row not in (0, 1):
         raise ValueError(f"row must be 0 or 1; got {row!r}")
     return {
         "names": list(PARAM_NAMES),
@@ -40,7 +52,9 @@ def lab_config(params: dict | None = None, row: int = 1) -> dict:
         "baseline": default_params(),
         "contrasts": {name: default_params(name) for name in CONTRASTS},
         "start": start,
-        "row": row,
+        "notes": notes,
+        "noted": noted,
+        "row": int(row),
         "strings": strings(),
     }
 
@@ -55,16 +69,27 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
     # Shown until the lab's JavaScript has built the lab (it says the lab is loading;
     # a notebook viewer without the site's scripts keeps showing it); app.js removes it.
     fallback = html.escape(config["strings"]["twin"]["fallback"])
-    config = json.dumps(config, ensure_ascii=False).replace("<", "\\u003c")
+    # What it says instead when the lab's scripts never came (app.js reads it too, when the
+    # config it would take strings from is what is broken).
+    failed = html.escape(config["strings"]["faults"]["load_failed"], quote=True)
+    # allow_nan=False: every value is coerced, so a NaN here would be a bug, not a page to ship.
+    config = json.dumps(config, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
     return (
         '<div class="attention-lab-static" data-attention-lab>'
         f'<script type="application/json" data-attention-lab-config>{config}</script>'
-        f'<p class="al-fallback" data-attention-lab-fallback>{fallback}</p>'
+        f'<p class="al-fallback" data-failed="{failed}" data-attention-lab-fallback>{fallback}</p>'
         "</div>"
         # Start the lab as soon as its HTML is parsed (not after the whole page has loaded);
-        # when app.js is not there yet, app.js starts it itself once it runs.
-        "<script>window.AttentionLab&&window.AttentionLab.startAll()</script>"
+        # when app.js is not there yet, app.js starts it itself once it runs.  If app.js still
+        # has not run when the page has loaded (its file failed), "loading" becomes "failed".
+        f"<script>{START_SCRIPT}</script>"
     )
+
+
+#: The one inline script after each root (fixed text: nothing from the config or strings).
+START_SCRIPT = ("window.AttentionLab?window.AttentionLab.startAll():window.addEventListener(\"load\",function(){"
+                "window.AttentionLab||[].forEach.call(document.querySelectorAll(\"[data-attention-lab-fallback]\"),"
+                "function(p){p.textContent=p.getAttribute(\"data-failed\")})})")
 
 
 #: The twin's files in the order the page must load them (as _config.yml's html_js_files).
