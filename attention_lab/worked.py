@@ -115,7 +115,7 @@ import numpy as np
 from .core import TOKENS, AttentionResult
 
 __all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "worked_stage",
-           "templates", "STAGE"]
+           "worked_block", "templates", "STAGE"]
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
@@ -340,3 +340,15 @@ def worked_stage(result: AttentionResult, row: int, stage: int, tokens=TOKENS, h
         raise ValueError(f"stage must be in 0..5; got {stage!r}")
     return "\n".join(line["text"] for line in worked_steps(result, row, tokens)
                      if line["stage"] == stage and (heads or line["kind"] != "head"))
+
+
+def worked_block(result: AttentionResult, row: int, stage: int, tokens=TOKENS):
+    """One stage (:func:`worked_stage`) as a ``text`` code block, for a notebook cell's output.
+
+    The chapter shows its hand computation this way: an IPython ``Markdown`` object holding a
+    fenced ``text`` block, which myst-nb renders as the same block as a typed one (and Jupyter
+    as a code block), so no computed number of it is typed.
+    """
+    from IPython.display import Markdown  # only a notebook needs it
+
+    return Markdown("```text\n" + worked_stage(result, row, stage, tokens) + "\n```")

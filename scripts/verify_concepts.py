@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Recompute every number chapter F11 states, and fail naming any mismatch.
 
-The chapter (``book/f11-attention.md``) writes its hand computations in plain
+The step-by-step computation of the 爱 row is not typed: hidden cells print it with
+``attention_lab.worked`` (``tests/test_chapter_worked.py`` holds the built page to that), so
+nothing here reads it.  The chapter's other hand computations are typed in plain
 ``text`` code blocks, the way a reader would on paper::
 
     q₀ = x₀Wq = [1×0.5+1×(-0.5), 1×0.5+1×0.5] = [0,1]
@@ -26,7 +28,7 @@ This script reads the chapter source and checks, against
 3. **Coverage.**  Each required quantity (q/k/v rows, raw and scaled scores,
    exponentials and their sum, shares, o₁, the Q/K/V/QKᵀ/M/S/A/O tables) is
    stated and checked at least once, and the seven ten-decimal values appear.
-4. **Glue.**  Every ``{glue:text}`name``` the prose uses is glued by a cell (or by the
+4. **Glue.**  Every ``{eval}`name_4d``` (or ``{glue:text}`name```) the prose uses is glued by a cell (or by the
    loop over ``attention_lab.chapter.chapter_numbers()``).
 5. **Prose.**  Every number in the running text of ``book/*.md`` (the chapter, notation.md,
    index.md, lab.md; directive bodies such as dropdowns and tables included, code cells
@@ -75,11 +77,10 @@ DEFAULT_CHAPTER = ROOT / "book" / "f11-attention.md"
 #: The row the chapter computes by hand: position 1, "爱".
 ROW = 1
 
-#: The seven values the author's draft prints with ten decimals.
+#: The draft's ten-decimal values that stay typed (in the S, A, O tables).  The other two
+#: (0.4930686914, 1.4930686914) are written by attention_lab.worked in the softmax stage.
 TEN_DECIMALS = (
     "0.7071067812",
-    "0.4930686914",
-    "1.4930686914",
     "0.6697615493",
     "0.3302384507",
     "6.6976154933",
@@ -95,12 +96,6 @@ def _labels(r, tables, steps) -> dict:
         "Wq": tables["Wq"], "Wk": tables["Wk"], "Wv": tables["Wv"],
         "Q": r.Q, "K": r.K, "V": r.V, "M": r.M, "S": r.S, "A": r.A, "O": r.O,
         "QKᵀ": r.raw_scores,
-        "原始分数": r.raw_scores[ROW],
-        "缩放分数": r.S[ROW],
-        "减最大值": steps.shifted,
-        "取指数": steps.exps,
-        "指数之和": np.float64(steps.total),
-        "除以总和": steps.shares,
         "份额": r.A[ROW],
         "√2": np.sqrt(2.0),
         "√d_k": np.float64(r.scale),
@@ -111,16 +106,13 @@ def _labels(r, tables, steps) -> dict:
             labels[f"{name}{sub[i]}"] = table[i]
         for j in range(r.K.shape[0]):
             labels[f"q{sub[i]}·k{sub[j]}"] = r.raw_scores[i, j]
-    for c in range(r.O.shape[1]):
-        labels[f"输出第{c}格"] = r.O[ROW, c]
     return {name: np.asarray(value, dtype=float) for name, value in labels.items()}
 
 
-#: Quantities that must be stated and checked in a hand-computation block.
+#: Quantities that must be stated and checked in a typed hand-computation block (the 爱 row's
+#: q·k, scaled scores, softmax steps and o₁ are written by attention_lab.worked instead).
 REQUIRED_LABELS = (
     "q₀", "k₀", "v₀", "q₁", "k₁", "v₁",
-    "q₁·k₀", "q₁·k₁", "原始分数", "缩放分数", "减最大值", "取指数", "指数之和", "除以总和",
-    "输出第0格", "输出第1格", "o₁",
     "Q", "K", "V", "QKᵀ", "M", "S", "A", "O",
 )
 
@@ -164,7 +156,11 @@ def known_quantities(cases) -> list[tuple[float, str]]:
 # --------------------------------------------------------------------------- parsing
 
 NUMBER = re.compile(r"(?<![\w.])(\d+\.\d{3,})(?!\d)")  # a decimal with >= 3 decimals
-GLUE_ROLE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
+#: A number the prose takes from execution: ``{eval}`a10_4d``` (attention_lab.notebook.glue
+#: publishes a10 formatted under a10, a10_4d, ...), or the older ``{glue:text}`a10:.4f```.
+GLUE_ROLE = re.compile(r"\{(?:glue(?::\w+)?|eval)\}`[^`]*`")
+#: The glued name inside such a role (the {eval} format suffix _<N>d dropped).
+GLUE_NAME = re.compile(r"\{(?:glue(?::\w+)?|eval)\}`(\w+?)(?:_\d+d)?[`:]")
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 #: A comment in a hand block: two or more spaces, then something that is not arithmetic.
 COMMENT = re.compile(r"\s{2,}(?=[^\s\d\[\](){}+\-−×*/.,√∞=≈]).*$")
@@ -378,8 +374,6 @@ def check_statement(st: Statement, labels, known, report: Report) -> None:
     else:
         label_text, values = first, segments[1:]
     label = label_text if label_text in labels else None
-    if label is None and re.sub(r"\s+", "", label_text) in labels:  # "输出第 0 格" = "输出第0格"
-        label = re.sub(r"\s+", "", label_text)
     if label is None and label_text.split():
         last = label_text.split()[-1]
         label = last if last in labels else None
@@ -506,8 +500,6 @@ def check_signs(st: Statement, known, report: Report) -> None:
         if evaluate(right, known) is None:
             continue  # a name on the right ("q₀ = x₀Wq = ...")
         literal = re.fullmatch(r"[\s\[\],\d.−\-∞]*", right) is not None
-        # "输出第 0 格 = 0.6697615493×10 + …" writes the formula with the shown factors (the draft's
-        # convention); its result is what must be exact, so only a written-out value is checked here.
         # Decimals of 3+ places display computed values (the decimal scan ties each to one);
         # shorter ones are checked by the exact arithmetic below.
         tokens = NUMBER.findall(right) if literal else []
@@ -541,13 +533,51 @@ def check_decimals(lines, start, known, report: Report) -> None:
                                     f"(nearest: {nearest[0]:.12g} = {nearest[1]})")
 
 
+#: What a trimmed excerpt of attention_lab's code must not show: the reader's code is the mathematics,
+#: the input checks and English docstrings are one click away (the full function in a dropdown).
+EXCERPT_NOISE = ("_check", "raise ", '"""', "AttentionInputError")
+
+
+def check_excerpts(chapter: Path, source: str, report: Report) -> None:
+    """Each ``literalinclude`` trimmed with ``:lines:`` shows only code that teaches.
+
+    ``:lines:`` counts lines inside the window that ``:pyobject:`` / ``:start-at:`` / ``:end-at:`` cut,
+    so an edit of the quoted file can shift what is shown without any warning from Sphinx; this reads
+    the excerpt exactly as Sphinx does and fails if it now holds an input check or a docstring.
+    """
+    from sphinx.config import Config
+    from sphinx.directives.code import LiteralIncludeReader
+
+    for m in re.finditer(r"^```\{literalinclude\}\s+(\S+)\n((?::[\w-]+:.*\n)*)", source, re.M):
+        options = dict(re.findall(r"^:([\w-]+):\s*(.*)$", m.group(2), re.M))
+        if "lines" not in options:
+            continue
+        line = source.count("\n", 0, m.start()) + 1
+        if "dedent" in options:
+            options["dedent"] = int(options["dedent"])
+        config = Config({}, {})
+        config.source_encoding = "utf-8"
+        quoted = (chapter.parent / m.group(1)).resolve()
+        if not quoted.exists():  # a copy of the chapter elsewhere (the tests): the book's own file
+            quoted = (DEFAULT_CHAPTER.parent / m.group(1)).resolve()
+        try:
+            text, _ = LiteralIncludeReader(str(quoted), options, config).read()
+        except (OSError, ValueError) as exc:
+            report.fail(line, f"the excerpt of {m.group(1)} cannot be read: {exc}")
+            continue
+        noisy = [t.strip() for t in text.splitlines() if any(word in t for word in EXCERPT_NOISE)]
+        if noisy or not text.strip():
+            report.fail(line, f"the trimmed excerpt of {m.group(1)} ({options.get('pyobject', '')}) now shows "
+                              f"{noisy or 'nothing'}: adjust :lines: to the code that changed")
+
+
 def check_glue(source: str, report: Report) -> None:
     defined = set(re.findall(r"""\bglue\(\s*["'](\w+)["']""", source))
     if "chapter_numbers()" in source:  # glued in a loop over attention_lab.chapter.chapter_numbers()
         from attention_lab.chapter import chapter_numbers
 
         defined |= set(chapter_numbers())
-    for m in re.finditer(r"\{glue(?::\w+)?\}`(\w+)", source):
+    for m in GLUE_NAME.finditer(source):
         if m.group(1) not in defined:
             line = source.count("\n", 0, m.start()) + 1
             report.fail(line, f"glue name {m.group(1)!r} is used but never glued")
@@ -623,7 +653,7 @@ def _norm_math(text: str) -> str:
 
 def normalise_prose(line: str) -> str:
     """What the reader sees, in one plain notation: glue roles, references and markup removed."""
-    t = re.sub(r"\{glue(?::\w+)?\}`[^`]*`", GLUE_MARK, line)
+    t = GLUE_ROLE.sub(GLUE_MARK, line)
     t = re.sub(r"\{(?:ref|numref|doc)\}`([^`<]*)<[^`>]*>`", r"\1", t)
     t = re.sub(r"\{(?:ref|numref|doc|eq)\}`[^`]*`", "", t)
     t = re.sub(r"\{cite(?::\w+)?\}`([^`]*)`", r"⟦cite:\1⟧", t)
@@ -646,6 +676,7 @@ NOT_QUANTITIES = [
     re.compile(r"(?:Python|PyTorch)\s+\d+(?:\.\d+)*"),  # software versions
     re.compile(r"diagonal\s*=\s*\d+"),                 # an API argument: which diagonal tril/triu keep
     re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000
+    re.compile(r"(?<!\d)\d{3,4}×\d{3,4}(?!\d)"),        # a screen size: 1024×768
     re.compile(r"http\.server\s+-d\s+\S+\s+\d+"),     # a port
 ]
 
@@ -775,14 +806,15 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
                 report.counts["prose"] += 1
                 if int(m.group(1)) not in questions:
                     report.fail(None, f"{shown}:{line_no}: there is no self-check question {m.group(1)}")
-            m = re.search(r"前\s*(\d+)\s*题.*?后\s*(\d+)\s*题", text)
-            if m:
-                cover(*m.span(1))
-                cover(*m.span(2))
+            # "前 9 题……接下来 3 题……最后 1 题": the parts must add up to the questions there are.
+            if re.search(r"前\s*\d+\s*题", text):
+                parts = list(re.finditer(r"(?:前|接下来|最后|后)\s*(\d+)\s*题", text))
+                for m in parts:
+                    cover(*m.span(1))
                 report.counts["prose"] += 1
-                total = int(m.group(1)) + int(m.group(2))
+                total = sum(int(m.group(1)) for m in parts)
                 if questions and (max(questions) != total or len(questions) != total):
-                    report.fail(None, f"{shown}:{line_no}: {m.group(1)} + {m.group(2)} questions, "
+                    report.fail(None, f"{shown}:{line_no}: {' + '.join(m.group(1) for m in parts)} questions, "
                                       f"but 课后自检 has {len(questions)}")
             scope = {name, section, question}
             for claim in claims:
@@ -834,8 +866,9 @@ QUOTED = {"F09 scores": (2.0, 1.0, 0.0),
 
 def build_claims() -> list[Claim]:
     """The prose's numeric claims, each tied to a value computed by attention_lab."""
-    from attention_lab.chapter import (LAB_WQ, MATMUL_EXAMPLE, cross_attention_example, identity_qk_example,
-                                       kv_cache_example, lab_experiments, multihead_example, self_check_cases)
+    from attention_lab.chapter import (LAB_WQ, MATMUL_EXAMPLE, cross_attention_example, dot_product_spread,
+                                       identity_qk_example, kv_cache_example, lab_experiments, multihead_example,
+                                       self_check_cases)
     from attention_lab.params import RANGES
 
     t = baseline()
@@ -856,6 +889,7 @@ def build_claims() -> list[Claim]:
     saturated = softmax(np.array([[1e3, 0.0]]))[0]  # softmax far apart: [1, 0]
     V = r.V
     eye = np.asarray(baseline("only_wv")["Wv"], dtype=float)
+    scaled_spread = sorted({round(scaled) for _raw, scaled in dot_product_spread().values()})
     c = Claim
     claims = [
         # --- the input and the parameter tables
@@ -871,6 +905,14 @@ def build_claims() -> list[Claim]:
         c("the identity table of contrast 1", r"单位矩阵 (\[\[.*?\]\])", [baseline("only_wv")["Wv"]]),
         c("the identity's diagonal and the rest", r"对角线上是 (\d+)、其余是 (\d+) 的方阵",
           [float(np.diag(eye)[0]), float(eye[0, 1])] if np.array_equal(eye, np.eye(len(eye))) else [None]),
+        c("the 爱 row's mask adds 0 where it may read", r"能读的位置加 (\d+)",
+          [float(r.M[ROW][np.isfinite(r.M[ROW])][0])], where=("f11-attention.md",)),
+        c("the 爱 row reads both: its mask row is all 0", r"这一行只加 (\d+)",
+          [float(r.M[ROW, 0])] if np.all(r.M[ROW] == r.M[ROW, 0]) else [None], where=("f11-attention.md",)),
+        c("no mask: M is all zeros", r"没有掩码时全是 ([-−]?\d+)",
+          [float(rc.M.flat[0])] if np.all(rc.M == rc.M.flat[0]) else [None]),
+        c("the spread of q·k/√d (the √d_k cell)", r"标准差都回到 (\d+) 附近",
+          [scaled_spread[0]] if len(scaled_spread) == 1 else [None], where=("f11-attention.md",)),
         c("numpy's printed shape of X", r"X\.shape 打印出 \((\d+), (\d+)\)", list(t["X"].shape)),
         c("the paper's assumption (quoted)", r"均值都是 (\d+)、方差都是 (\d+)",
           list(QUOTED["the paper's assumption (mean, variance)"])),
@@ -972,6 +1014,7 @@ def build_claims() -> list[Claim]:
           where="lab.md"),
         c("experiment 3's entries", r"往 ±(\d+(?:\.\d+)?)", np.abs(LAB_WQ["wq6"]), member=True, where="lab.md"),
         c("the counter-example's q₁", r"q₁ 成了 (\[[^\]]*\])", [lab["wq0"].Q[1]], where="lab.md"),
+        c("x_i is one row of X", r"\[(\d+), d_model\]", [t["X"][:1].shape[0]], where="notation.md"),
         c("W_o's shape in the multi-head example", r"多头例子里是 \[(\d+), (\d+)\]", list(mh["Wo"].shape),
           where="notation.md"),
         c("a KV cache: one new query", r"一个查询，于是 n\s*=\s*(\d+)", [kv.Q.shape[0]], where="notation.md"),
@@ -1050,6 +1093,7 @@ def verify(chapter: Path, book: Path | None = None) -> Report:
                 check_signs(st, known, report)
     check_decimals(lines, start, known, report)
     check_glue(source, report)
+    check_excerpts(chapter, source, report)
 
     book = chapter.parent if book is None else book
     pages = {"f11-attention.md": chapter}

@@ -14,7 +14,7 @@ from attention_lab.worked import STAGE, exact, factor, fmt, templates, vec, work
 
 # The draft's numbers for row 爱 (F11-draft.txt, "对“爱”这个位置，从打分一直算到新表示").
 DRAFT_LINES_AI = [
-    "当前接收者：爱，q₁ = [1, 0]",
+    "接收位置 1：爱，q₁ = [1, 0]",
     "对“我”的原始分数：q₁·k₀ = 1×1+0×0 = 1",
     "对“爱”的原始分数：q₁·k₁ = 1×0+0×1 = 0",
     "缩放分数：[1/√2, 0/√2] ≈ [0.7071067812, 0]",
@@ -70,9 +70,9 @@ def test_row_ai_at_the_baseline_shows_the_drafts_values():
 # Row 我 at the baseline, whole: the masked 爱 is scored (q₀·k₁ = 1) and scaled (1/√2) like any
 # key; the mask's −∞ first appears at stage 3, "+ M"; then softmax and × V (issue 16, item 1).
 MASKED_ROW_WO = """\
-当前接收者：我，q₀ = [0, 1]
-可读位置 0：我，k₀ = [1, 0]，v₀ = [10, 0]
-位置 1：爱，k₁ = [0, 1]；它在“我”后面，因果掩码不许读它。
+接收位置 0：我，q₀ = [0, 1]
+被读取位置 0：我，k₀ = [1, 0]，v₀ = [10, 0]
+被读取位置 1：爱，k₁ = [0, 1]；它在“我”后面，因果掩码不许读它。
 第一步：查询和每一个键打分。
 对“我”的原始分数：q₀·k₀ = 0×1+1×0 = 0
 对“爱”的原始分数：q₀·k₁ = 0×0+1×1 = 1
@@ -82,7 +82,7 @@ MASKED_ROW_WO = """\
 第三步：加上掩码 M，得到分数 S。
 加上掩码：[0, 0.7071067812] + [0, −∞] = [0, −∞]
 对“爱”：掩码在这一格加 −∞，缩放分数 0.7071067812 不再起作用，分数变成 −∞。
-第四步：沿可读位置做 softmax，得到读取份额。
+第四步：沿被读取位置做 softmax，得到读取份额。
 减最大值：[0, −∞]
 取指数：[1, 0]
 指数之和：1
@@ -105,7 +105,7 @@ def test_masked_row_wo_shows_the_raw_score_before_the_mask_and_minus_infinity_fr
 
 def test_without_the_mask_row_wo_reads_both_positions():
     text = worked_text(attention(**baseline(), causal=False), 0)
-    assert "可读位置 1：爱" in text
+    assert "被读取位置 1：爱" in text
     assert "−∞" not in text
     assert templates()["mask_none"] in text
 
