@@ -190,6 +190,18 @@ def test_real_book_prose_is_checked_and_passes():
         ("lab.md", r"(?<=反例 Wq = \[\[3, 3\], \[3, )3", "2", "counter-example Wq"),
         # A slider range in lab.md.
         ("lab.md", r"(?<=从 1 拖到 )64", "100", "slider range"),
+        # The spread cell's conclusion: scaled dot products have a standard deviation near 1.
+        ("f11-attention.md", r"(?<=标准差都回到 )1(?= 附近)", "2", "spread of q·k/√d"),
+        # Step 5 describes both output cells: the second leans to 我's 0 as well.
+        ("f11-attention.md", r"(?<=同样偏向“我”的 )0", "20", "V's columns"),
+        # numpy's printed shape.
+        ("f11-attention.md", r"(?<=X\.shape` 打印出 `\(2, )2", "3", "numpy's printed shape"),
+        # The identity matrix's gloss.
+        ("f11-attention.md", r"(?<=对角线上是 )1(?=、其余是 0)", "2", "identity's diagonal"),
+        # The paper's assumption, quoted.
+        ("f11-attention.md", r"(?<=方差都是 )1", "2", "the paper's assumption"),
+        # x_i is one row of X (notation.md).
+        ("notation.md", r"(?<=`\[)1(?=, d_model\]`)", "2", "one row of X"),
     ],
 )
 def test_changed_number_in_the_prose_fails_and_names_file_and_line(tmp_path, page, pattern, replacement, named):
@@ -229,6 +241,23 @@ def test_equals_where_the_shown_numbers_do_not_give_the_result_fails(tmp_path, p
     proc = run(book_copy(tmp_path, "f11-attention.md", pattern, replacement))
     assert proc.returncode == 1, proc.stdout
     assert named in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(("pattern", "replacement"), [
+    (r"(?<=最后 )1(?= 题)", "2"),            # one part of the count off
+    (r"(?<=接下来 )3(?= 题)", "2"),
+])
+def test_the_self_check_count_adds_up_every_part(tmp_path, pattern, replacement):
+    proc = run(book_copy(tmp_path, "f11-attention.md", pattern, replacement))
+    assert proc.returncode == 1, proc.stdout
+    assert "but 课后自检 has" in proc.stdout, proc.stdout
+
+
+def test_a_trimmed_code_excerpt_that_shifts_onto_an_input_check_fails(tmp_path):
+    # :lines: counts inside the start-at/end-at window: 1-4 would bring in the overflow check.
+    proc = run(book_copy(tmp_path, "f11-attention.md", r"(?<=:lines: )1-2,4-5", "1-4"))
+    assert proc.returncode == 1, proc.stdout
+    assert "trimmed excerpt" in proc.stdout and "_check_overflow" in proc.stdout, proc.stdout
 
 
 def test_equals_is_accepted_where_hand_arithmetic_on_the_shown_numbers_is_exact(tmp_path):
