@@ -302,43 +302,89 @@
     label.textContent = tw.link_manual || "";
     var done = function () { label.textContent = tw.link_copied || ""; };
     var manual = function () { field.focus(); field.select(); };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(url).then(done, manual);
-    } else {
-      manual();
-    }
+    // Any clipboard failure (refused, missing, throwing at once, no promise) leaves the
+    // link selected in the field to copy by hand.
+    var copying = null;
+    try {
+      if (navigator.clipboard && window.isSecureContext) copying = navigator.clipboard.writeText(url);
+    } catch (e) { copying = null; }
+    if (copying && typeof copying.then === "function") copying.then(done, manual);
+    else manual();
     return url;
   };
 
   function readConfig(root) {
     var script = root.querySelector("script[data-attention-lab-config]");
     if (!script) throw new Error("attention lab: missing data-attention-lab-config");
-    return JSON.parse(script.textContent);
+    var config = JSON.parse(script.textContent);
+    if (!config || !config.start || !config.ranges || !config.baseline) {
+      throw new Error("attention lab: the config has no start, ranges or baseline");
+    }
+    return config;
   }
 
-  function start(root) {
+  function start(root, config) {
     if (root.__attentionLab) return root.__attentionLab;
-    var config = readConfig(root);
+    config = config || readConfig(root);
     var lab = new Lab(root, config);
     root.__attentionLab = lab;
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
-    lab.typedNotes = link.notes.length ? [(config.strings.twin || {}).link_note_head || ""].concat(link.notes) : [];
+    // Start values web.lab_config had to change, then the link's: one note per value (a
+    // clamped one gets no second note that it is at its range end).
+    var head = link.notes.length ? [(config.strings.twin || {}).link_note_head || ""] : [];
+    lab.typedNotes = (config.notes || []).concat(head, link.notes);
+    lab.notedNames = (config.noted || []).concat(link.noted || []);
     lab.setAll(link.params, link.row);
     return lab;
+  }
+
+  /** What the lab needs beyond ES5 (older Safari has no BigInt: the worked text's exact decimals). */
+  var NEEDS = {
+    BigInt: function () { return typeof BigInt === "function"; },
+    "Object.assign": function () { return typeof Object.assign === "function"; },
+    "Object.is": function () { return typeof Object.is === "function"; },
+    "Math.log10": function () { return typeof Math.log10 === "function"; },
+    "Array.prototype.fill": function () { return typeof [].fill === "function"; },
+    "String.prototype.repeat": function () { return typeof "".repeat === "function"; }
+  };
+
+  /** Why the lab cannot run in this page, as the sentence to show; "" when it can. */
+  function cannotRun(faults, loadFailed) {
+    if (!core || !render) return faults.load_failed || loadFailed;   // attention.js or render.js failed
+    var lacks = Object.keys(NEEDS).filter(function (k) { return !NEEDS[k](); });
+    return lacks.length ? fill(faults.browser_lacks, { what: lacks.join("、") }) : "";
+  }
+
+  /** Replace whatever a failed start left in `root` (not the inert config) with one sentence;
+   *  the page's own text around the lab is untouched. */
+  function showFault(root, text) {
+    root.__attentionLab = true;
+    root.classList.remove("al-lab");
+    Array.prototype.slice.call(root.childNodes).forEach(function (node) {
+      if (!(node.nodeType === 1 && node.hasAttribute("data-attention-lab-config"))) root.removeChild(node);
+    });
+    root.appendChild(el("p", { "class": "al-fallback al-error", role: "alert" }, text));
   }
 
   function startAll() {
     var roots = document.querySelectorAll("[data-attention-lab]");
     for (var k = 0; k < roots.length; k++) {
-      if (roots[k].__attentionLab || !roots[k].querySelector("script[data-attention-lab-config]")) continue;
+      var root = roots[k];
+      if (root.__attentionLab || !root.querySelector("script[data-attention-lab-config]")) continue;
+      // The fallback carries the failure sentence too (web.lab_html), for a config that is what is broken.
+      var fallback = root.querySelector("[data-attention-lab-fallback]");
+      var loadFailed = (fallback && fallback.getAttribute("data-failed")) || "";
+      var faults = {};
       try {
-        start(roots[k]);
+        var config = readConfig(root);
+        faults = (config.strings && config.strings.faults) || {};
+        var why = cannotRun(faults, loadFailed);
+        if (why) showFault(root, why);
+        else start(root, config);
       } catch (e) {
-        // Say so on the page (the config may be what is broken, so no strings from it).
-        roots[k].__attentionLab = true;
-        var msg = el("p", { "class": "al-error", role: "alert" }, "attention lab: " + e.message);
-        roots[k].appendChild(msg);
+        showFault(root, faults.start_failed ? fill(faults.start_failed, { message: e.message })
+          : (loadFailed || "attention lab") + " (" + e.message + ")");
         if (window.console) window.console.warn(e);
       }
     }
