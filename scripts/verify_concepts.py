@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run from a checkout without installing the package
@@ -161,7 +162,6 @@ NUMBER = re.compile(r"(?<![\w.])(\d+\.\d{3,})(?!\d)")  # a decimal with >= 3 dec
 GLUE_ROLE = re.compile(r"\{(?:glue(?::\w+)?|eval)\}`[^`]*`")
 #: The glued name inside such a role (the {eval} format suffix _<N>d dropped).
 GLUE_NAME = re.compile(r"\{(?:glue(?::\w+)?|eval)\}`(\w+?)(?:_\d+d)?[`:]")
-FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 #: A comment in a hand block: two or more spaces, then something that is not arithmetic.
 COMMENT = re.compile(r"\s{2,}(?=[^\s\d\[\](){}+\-−×*/.,√∞=≈]).*$")
 
@@ -194,23 +194,50 @@ def split_front_matter(lines: list[str]) -> int:
     return 0
 
 
+_MARKDOWN = MarkdownIt("commonmark")
+#: Fenced directives whose body is code, not Markdown (the others, ```{note} ..., hold prose).
+CODE_DIRECTIVES = ("{code-cell}", "{literalinclude}", "{code-block}", "{code}")
+#: Fence languages of code that is not a hand computation.
+CODE_LANGUAGES = ("python", "bash", "console", "sh", "shell", "json", "javascript", "js", "html", "yaml")
+
+
+@dataclass
+class Fence:
+    """A fenced block: ``info``; ``lines``: its opening and closing fence lines (0-based indices);
+    ``body``: ``[(line number, raw text), ...]`` (1-based numbers, as the messages print them)."""
+    info: str
+    lines: tuple
+    body: list
+
+
+def fences(lines: list[str], start: int = 0) -> list[Fence]:
+    """Every fenced block, from markdown-it's token stream of ``lines[start:]`` (front matter
+    skipped).  A backtick directive (```{dropdown} ... ```) holds Markdown: the fences inside it
+    are found too, by parsing its body in turn."""
+    found: list[Fence] = []
+
+    def walk(chunk: list[str], offset: int) -> None:
+        for tok in _MARKDOWN.parse("\n".join(chunk)):
+            if tok.type != "fence" or tok.map is None:
+                continue
+            a, b = tok.map  # chunk[a] is the opening fence; b is one past the block
+            last = chunk[b - 1].strip() if b - 1 > a else ""
+            closed = bool(last) and last.startswith(tok.markup) and set(last) <= {tok.markup[0]}
+            inner = chunk[a + 1:b - 1] if closed else chunk[a + 1:b]
+            info = tok.info.strip()
+            found.append(Fence(info, (offset + a, offset + b - 1 if closed else None),
+                               [(offset + a + 2 + k, text) for k, text in enumerate(inner)]))
+            if info.startswith("{") and not info.startswith(CODE_DIRECTIVES):
+                walk(inner, offset + a + 1)
+
+    walk(lines[start:], start)
+    return sorted(found, key=lambda f: f.lines[0])
+
+
 def blocks(lines: list[str], start: int):
     """Yield (kind, info, [(line_no, text), ...]) for fenced blocks; kind 'hand' or 'code'."""
-    i = start
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        fence, info = m.group(1), m.group(2).strip()
-        body = []
-        i += 1
-        while i < len(lines) and not lines[i].strip().startswith(fence):
-            body.append((i + 1, lines[i]))
-            i += 1
-        i += 1
-        kind = "hand" if info in ("", "text", "none") else "code"
-        yield kind, info, body
+    for fence in fences(lines, start):
+        yield ("hand" if fence.info in ("", "text", "none") else "code"), fence.info, fence.body
 
 
 def statements(body) -> list[Statement]:
@@ -724,29 +751,16 @@ def prose_lines(path: Path, hand_checked: bool = True):
     lines = path.read_text(encoding="utf-8").splitlines()
     i = split_front_matter(lines)
     section, question = path.name, None
-    stack: list[tuple[str, bool]] = []  # (fence, skip)
+    skip: set[int] = set()  # 0-based indices of lines that are not prose
+    for fence in fences(lines, i):
+        skip.update(k for k in fence.lines if k is not None)  # the fence lines themselves
+        hand = fence.info in ("", "text", "none")
+        if (hand and hand_checked) or fence.info.startswith(CODE_DIRECTIVES) or fence.info in CODE_LANGUAGES:
+            skip.update(number - 1 for number, _ in fence.body)
     while i < len(lines):
         raw = lines[i]
         stripped = raw.strip()
-        m = FENCE.match(raw)
-        if m and stack and stripped == stack[-1][0]:
-            stack.pop()
-            i += 1
-            continue
-        if m and (not stack or not stack[-1][1]):
-            info = m.group(2).strip()
-            if info:  # an opening fence
-                hand = info in ("text", "none")
-                skip = (hand and hand_checked) or info.startswith(("{code-cell}", "{literalinclude}")) or info in (
-                    "python", "bash", "console", "sh", "shell", "json", "javascript", "js", "html", "yaml")
-                stack.append((m.group(1), skip))
-                i += 1
-                continue
-            if not stack or stack[-1][0] != m.group(1):  # a plain ``` block: hand computation
-                stack.append((m.group(1), hand_checked))
-                i += 1
-                continue
-        if stack and stack[-1][1]:
+        if i in skip:
             i += 1
             continue
         i += 1

@@ -266,3 +266,24 @@ def test_equals_is_accepted_where_hand_arithmetic_on_the_shown_numbers_is_exact(
     chapter = book_copy(tmp_path, "f11-attention.md", r"(?m)^## 课后自检\n", "## 课后自检\n\n" + block)
     proc = run(chapter)
     assert proc.returncode == 0, proc.stdout
+
+
+# ------------------------------------------------------------------ the Markdown token stream (markdown-it)
+
+def test_fences_come_from_the_markdown_token_stream_nested_ones_included():
+    lines = ["---", "title: x", "---", "text", "", "````{dropdown} 答案", ":open:", "", "```text",
+             "q₀ = [0, 2]", "```", "````", "", "1. a list item", "", "   ```text", "   M = [[0, 0]]", "   ```",
+             "", "```{code-cell} ipython3", "x = 1", "```"]
+    found = VERIFY.fences(lines, VERIFY.split_front_matter(lines))
+    assert [(f.info, f.lines) for f in found] == [("{dropdown} 答案", (5, 11)), ("text", (8, 10)),
+                                                   ("text", (15, 17)), ("{code-cell} ipython3", (19, 21))]
+    assert found[1].body == [(10, "q₀ = [0, 2]")]  # 1-based line numbers, as messages print them
+    kinds = [(kind, [t for _, t in body]) for kind, _info, body in VERIFY.blocks(lines, 3)]
+    assert ("hand", ["q₀ = [0, 2]"]) in kinds and ("hand", ["   M = [[0, 0]]"]) in kinds
+
+
+def test_a_wrong_hand_computation_inside_a_dropdown_is_caught(tmp_path):
+    block = "````{dropdown} 算一算\n```text\nq₀ = [0, 2]\n```\n````\n"
+    chapter = book_copy(tmp_path, "f11-attention.md", r"(?m)^## 课后自检\n", "## 课后自检\n\n" + block)
+    proc = run(chapter)
+    assert proc.returncode == 1 and "q₀ is stated as" in proc.stdout, proc.stdout
