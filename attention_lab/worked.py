@@ -1,11 +1,12 @@
-"""The worked arithmetic for one query row, in Chinese, the way the chapter writes it.
+"""The worked arithmetic for one query row, in Chinese: the chapter's hand computation and the lab's.
 
 Pure text generation: takes an :class:`~attention_lab.core.AttentionResult`
-and a row index, returns lines.  No widgets, no plotting.  The kernel lab
-(``lab.py``) shows these lines; the static JavaScript twin reproduces them
-character for character, so the rules below are a contract.  Keep them stable.
+and a row index, returns lines.  No widgets, no plotting.  The chapter prints these lines
+(:func:`worked_block`, one stage per section); the lab shows them (the view in ``render.js``
+asks the JavaScript twin, ``attention.js`` ``workedSteps``, which reproduces them character
+for character), so the rules below are a contract.  Keep them stable.
 
-Output of :func:`worked_steps`: a list of ``{"kind": ..., "key": ..., "text": ...}`` dicts,
+Output of :func:`worked_steps`: a list of ``{"kind": ..., "key": ..., "stage": ..., "text": ...}`` dicts,
 ``kind`` one of ``"head"`` (a step's title), ``"line"`` (arithmetic) or
 ``"note"`` (a plain-language remark, e.g. about a masked position); ``key`` the
 template's name (``"dot"``, ``"scaled"`` ...); lines about one key position or one
