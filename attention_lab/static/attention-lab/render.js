@@ -337,56 +337,61 @@
           deltaText = (d > 0 ? "▲" : "▼") + (a === "0" ? "<0.001" : a);
         }
       }
-      var key = [v, pending, hidden, changed, deltaText, maskedA].join("|");
-      if (cell.key === key) return;
-      cell.key = key;
       var td = cell.td;
-      td.setAttribute("data-value", String(v));
-      if (changed) td.setAttribute("data-changed", ""); else td.removeAttribute("data-changed");
-      if (pending) td.setAttribute("data-pending", ""); else td.removeAttribute("data-pending");
-      var cls = "al-cell";
-      if (pending || hidden) {
-        cell.value.textContent = pending ? (vs.pending || "…") : "?";
-        cell.delta.textContent = "";
-        cell.mark.textContent = "";
-        cls += " al-hidden-value";
-        td.style.backgroundColor = "";
-        td.style.color = "";
-      } else {
-        cell.value.textContent = format(v);
-        cell.delta.textContent = deltaText;
+      if (!Object.is(cell.v, v)) { cell.v = v; td.setAttribute("data-value", String(v)); }
+      // What the cell shows; each part is written only when it differs from what is there.
+      var text = "?", mark = "", bg = "", fg = "", cls = "al-cell al-hidden-value";
+      if (pending) text = vs.pending || "…";
+      if (!pending && !hidden) {
+        text = format(v);
+        cls = "al-cell";
         if (masked || maskedA) {
           cls += " al-masked";
-          cell.mark.textContent = vs.masked_label || "";
-          td.style.backgroundColor = "";
-          td.style.color = "";
+          mark = vs.masked_label || "";
         } else {
-          cell.mark.textContent = "";
           var rgb = cellColour(name, v);
-          td.style.backgroundColor = "rgb(" + rgb.join(",") + ")";
-          td.style.color = textColour(rgb).colour;
+          bg = "rgb(" + rgb.join(",") + ")";
+          fg = textColour(rgb).colour;
         }
-      }
-      if (td.className !== cls) td.className = cls;
+      } else deltaText = "";
+      var shown = cell.shown || (cell.shown = {});
+      if (shown.changed !== changed) { shown.changed = changed; toggle(td, "data-changed", changed); }
+      if (shown.pending !== pending) { shown.pending = pending; toggle(td, "data-pending", pending); }
+      if (shown.text !== text) cell.value.textContent = shown.text = text;
+      if (shown.delta !== deltaText) cell.delta.textContent = shown.delta = deltaText;
+      if (shown.mark !== mark) cell.mark.textContent = shown.mark = mark;
+      if (shown.bg !== bg) td.style.backgroundColor = shown.bg = bg;
+      if (shown.fg !== fg) td.style.color = shown.fg = fg;
+      if (shown.cls !== cls) td.className = shown.cls = cls;
     }
 
+    function toggle(node, attr, on) { if (on) node.setAttribute(attr, ""); else node.removeAttribute(attr); }
+
+    var workedKey = null, workedShape = 0;  // what the worked text was drawn from; bumped when its lines change
     function drawWorked() {
       var r = st.fullResult, row = st.row;
+      // Its inputs: the params (the result follows from them) and the row.
+      var key = core.PARAM_NAMES.map(function (n) { return st.params[n]; }).join() + "|" + row;
+      if (key === workedKey) return;
+      workedKey = key;
       var lines = core.workedSteps(r, row, strings.worked || {}, tokens);
       var children = worked.children;
       for (var k = 0; k < lines.length; k++) {
         var node = children[k];
         if (!node) node = worked.appendChild(el("p"));
-        var cls = "al-worked-" + lines[k].kind;
-        if (node.className !== cls) node.className = cls;
-        if (node.textContent !== lines[k].text) node.textContent = lines[k].text;
-        var info = lines[k];  // {kind, key, j?, c?, text} (attention_lab.worked's template keys)
+        var info = lines[k];  // {kind, key, stage, j?, c?, text} (attention_lab.worked's template keys)
+        if (node.__text !== info.text) node.textContent = node.__text = info.text;
+        var shape = [info.kind, info.key, info.j, info.c, info.stage].join();
+        if (node.__shape === shape) continue;
+        node.__shape = shape;
+        workedShape++;
+        node.className = "al-worked-" + info.kind;
         node.setAttribute("data-line", info.key || "");
         if (info.j !== undefined) node.setAttribute("data-j", String(info.j)); else node.removeAttribute("data-j");
         if (info.c !== undefined) node.setAttribute("data-c", String(info.c)); else node.removeAttribute("data-c");
-        var stage = info.stage || 0;
-        node.setAttribute("data-stage", String(stage));
+        node.setAttribute("data-stage", String(info.stage || 0));
       }
+      if (worked.children.length > lines.length) workedShape++;
       while (worked.children.length > lines.length) worked.removeChild(worked.lastChild);
       var wt = fill(labStr.worked_title || "{tok}", { tok: tokens[row] });
       if (workedTitle.textContent !== wt) workedTitle.textContent = wt;
@@ -414,12 +419,17 @@
           if (b.getAttribute("aria-pressed") !== pressed) b.setAttribute("aria-pressed", pressed);
         });
       });
-      drawStep();
-      if (st.predict) root.setAttribute("data-predict", "true"); else root.removeAttribute("data-predict");
-      buttons.predict.setAttribute("aria-pressed", st.predict ? "true" : "false");
-      buttons.reveal.disabled = !st.predict;
+      var drawn = st.step + "|" + workedShape + "|" + st.predict;
+      if (drawn !== drawnAs) {
+        drawnAs = drawn;
+        drawStep();
+        if (st.predict) root.setAttribute("data-predict", "true"); else root.removeAttribute("data-predict");
+        buttons.predict.setAttribute("aria-pressed", st.predict ? "true" : "false");
+        buttons.reveal.disabled = !st.predict;
+      }
       if (st.active) link(st.active);
     }
+    var drawnAs = null;
 
     function drawNotes(list) {
       var key = list.join("\n");
