@@ -10,7 +10,9 @@
  *
  * The address bar follows the state (history.replaceState, no history entries):
  * ?X=1,1,1,-1&Wq=..&Wk=..&Wv=..&d_k=2&causal=1&row=1, and no query at the baseline, so a
- * reload shows what was on screen.  Link values are data only: parsed as numbers, checked,
+ * reload shows what was on screen.  A dragged slider's address is written when the value
+ * settles (let go, a short rest, the page hidden or left), every other change's at once.
+ * Link values are data only: parsed as numbers, checked,
  * clamped, and any problem is shown with textContent, never as HTML.
  *
  * Start-up: web.lab_html puts `AttentionLab.startAll()` right after each root, so the lab
@@ -24,6 +26,9 @@
   var render = window.AttentionLabRender;
   var labCount = 0;
   var DK_POWERS = [1, 2, 4, 8, 16, 32, 64];
+  /** The address bar waits this long (ms) for a dragged value to rest; letting go writes it at
+   *  once.  history.replaceState is slow and rate-limited (Safari throws after ~100 in 30 s). */
+  var URL_IDLE_MS = 300;
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -160,6 +165,13 @@
       if (target) target.focus();
     });
     this._parts = { rowInputs: rowInputs };
+    this.urlTimer = 0;
+    // A pending address is written when the value settles: the pointer lets go (the slider's
+    // change comes then too), the page is hidden or left (tab switch, reload, close).
+    var flush = function () { if (self.urlTimer) self.syncUrl(); };
+    document.addEventListener("pointerup", flush, true);
+    document.addEventListener("visibilitychange", flush);
+    window.addEventListener("pagehide", flush);
 
     // One numeric control: a slider (data-param) plus a text box for exact typing.
     function numberControl(name, range, labelText, spoken) {
@@ -179,6 +191,7 @@
         self.typedNotes = [];
         self.setParam(name, dk ? DK_POWERS[Number(slider.value)] : Number(slider.value), slider);
       });
+      slider.addEventListener("change", function () { self.syncUrl(); });  // let go, or a key press
       function applyTyped() {
         var c = core.coerce(name, text.value, config.ranges, config.baseline, self.state.params[name]);
         self.typedNotes = c.note ? [c.note] : [];
@@ -223,14 +236,15 @@
     if (c.box) { c.box.checked = !!v; return; }
     if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v) : v);
     if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
-    c.text.value = String(v);
+    if (c.text.value !== String(v)) c.text.value = String(v);
   };
 
-  /** Change one parameter (a slider move, a typed value, the checkbox) and redraw. */
+  /** Change one parameter (a slider move, a typed value, the checkbox) and redraw; a slider
+   *  being moved (`from`) has its address written when it settles. */
   Lab.prototype.setParam = function (name, value, from) {
     this.state.params[name] = value;
     this.showControl(name, from);
-    this.update();
+    this.update(!!from);
   };
 
   Lab.prototype.setRow = function (row) {
@@ -254,11 +268,12 @@
     this.update();
   };
 
-  /** Recompute everything from the state and redraw it. */
-  Lab.prototype.update = function () {
+  /** Recompute everything from the state and redraw it; the address now, or with `later`
+   *  once the value settles (syncUrlLater). */
+  Lab.prototype.update = function (later) {
     var s = this.config.strings || {}, labStr = s.lab || {};
     var state = this.state, result = null, notes;
-    this._parts.rowInputs.forEach(function (r, i) { r.checked = i === state.row; });
+    this._parts.rowInputs.forEach(function (r, i) { if (r.checked !== (i === state.row)) r.checked = i === state.row; });
     notes = this.typedNotes.concat(core.messages(state.params, this.config.ranges, labStr,
       this.typedNotes.length ? this.notedNames : []));
     try {
@@ -270,12 +285,21 @@
     }
     this.result = result;
     this.view.update({ params: state.params, result: result, row: state.row, notes: notes });
-    this.syncUrl();
+    if (later) this.syncUrlLater(); else this.syncUrl();
     return result;
+  };
+
+  /** Write the address once the state has rested URL_IDLE_MS (each call restarts the wait). */
+  Lab.prototype.syncUrlLater = function () {
+    var self = this;
+    clearTimeout(this.urlTimer);
+    this.urlTimer = setTimeout(function () { self.syncUrl(); }, URL_IDLE_MS);
   };
 
   /** The address bar follows the state (only the page's first lab writes it). */
   Lab.prototype.syncUrl = function () {
+    clearTimeout(this.urlTimer);
+    this.urlTimer = 0;
     if (!this.first || !window.history || !window.history.replaceState) return;
     var loc = window.location;
     var atBase = sameParams(this.state.params, this.config.baseline) && this.state.row === (this.config.row === 0 ? 0 : 1);
