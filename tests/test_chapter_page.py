@@ -41,7 +41,7 @@ def test_chapter_shows_the_drafts_ten_decimal_values(built_site, value):
 
 def test_glued_numbers_are_rendered_from_execution(built_site):
     html = page_html(built_site)
-    pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', html)
+    pasted = re.findall(r'<span class="(?:pasted-text|output text_plain)">([^<]*)</span>', html)
     r = attention(**baseline())
     for value in (r.A[1, 0], r.A[1, 1], r.O[1, 0]):
         assert f"{value:.10f}" in pasted
@@ -157,7 +157,7 @@ def test_new_examples_show_their_computed_numbers(built_site):
     from attention_lab.chapter import chapter_numbers
 
     numbers = chapter_numbers()
-    pasted = re.findall(r'<span class="pasted-text">([^<]*)</span>', page_html(built_site))
+    pasted = re.findall(r'<span class="(?:pasted-text|output text_plain)">([^<]*)</span>', page_html(built_site))
     # The double-projection mistake with nn.MultiheadAttention, the Wq = Wk = I variant,
     # the boolean-mask warning and a computing self-check: each shown as computed.
     for key, fmt in (("mha_double_o10", "g"), ("mha_double_o11", "g"), ("eye_a11", ".10f"),

@@ -2,9 +2,12 @@
 
 * The wheel (``pip install .``) carries its data: strings_zh.json and the lab's JS/CSS.
 * The chapter's .ipynb, as ``book/_ext/f11_site.py`` writes it for the site, runs alone
-  in an empty folder next to the wheel the site ships beside it, in a fresh virtual
-  environment that has only numpy, matplotlib, ipywidgets, anywidget and ipykernel (no
-  attention_lab, no myst_nb, no jupytext): its first cell installs attention_lab from the wheel.
+  in an empty folder next to the wheels the site ships beside it (attention_lab, anywidget,
+  psygnal), in a fresh virtual environment that has only numpy, matplotlib, ipywidgets and
+  ipykernel (a plain Jupyter: no attention_lab, no anywidget, no myst_nb, no jupytext), with
+  the package index unreachable: its first cell installs attention_lab offline from the wheels.
+* When a wheel the notebook names is not beside it, the install cell ends with one Chinese
+  sentence naming the missing files (no traceback in IPython).
 * Then ``AttentionLab()`` works in an empty folder from the installed wheel.
 
 The venv is made once (module scope) with the build lock's versions; pip may use this
@@ -30,8 +33,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import f11_site  # noqa: E402
 
-PACKAGES = ["numpy", "matplotlib", "ipywidgets", "anywidget", "ipykernel"]
+PACKAGES = ["numpy", "matplotlib", "ipywidgets", "ipykernel"]  # a plain Jupyter; anywidget comes from the wheels
 REPOSITORY = "git+https://example.invalid/not-reachable"  # must not be needed: the wheel is beside
+
+
+def offline_env(**extra) -> dict:
+    """This environment with pip's package index unreachable (and no local wheel folders)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV") and not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL="http://127.0.0.1:9/simple", PIP_RETRIES="0",
+               PIP_TIMEOUT="3", **extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def shipped(wheel, tmp_path_factory) -> list[Path]:
+    """What the site's _notebooks/ ships beside the notebooks: the attention_lab wheel and its dependencies'."""
+    folder = wheel.parent
+    return [wheel] + [folder / name for name in f11_site.dependency_wheels(folder)]
 
 
 @pytest.fixture(scope="module")
@@ -68,14 +86,17 @@ def test_wheel_carries_the_strings_and_the_lab_view(wheel):
             assert f"attention_lab/static/attention-lab/{f.name}" in names, f"{f.name} is not in the wheel"
 
 
-def test_downloaded_notebooks_run_alone_in_a_plain_jupyter_venv(wheel, fresh_python, tmp_path):
-    assert run_in(fresh_python, "import attention_lab", tmp_path).returncode != 0, "the venv must start without attention_lab"
+def test_downloaded_notebooks_install_offline_and_run_in_a_plain_jupyter_venv(wheel, shipped, fresh_python, tmp_path):
+    for module in ("attention_lab", "anywidget"):
+        assert run_in(fresh_python, f"import {module}", tmp_path).returncode != 0, f"the venv must start without {module}"
     folder = tmp_path / "downloads"
     folder.mkdir()
-    (folder / wheel.name).write_bytes(wheel.read_bytes())
+    for file in shipped:
+        (folder / file.name).write_bytes(file.read_bytes())
     names = []
     for page in ("f11-attention", "lab"):
-        notebook = f11_site.notebook_from_md(ROOT / "book" / f"{page}.md", f"book/{page}", REPOSITORY)
+        notebook = f11_site.notebook_from_md(ROOT / "book" / f"{page}.md", f"book/{page}", REPOSITORY,
+                                             [f.name for f in shipped])
         (folder / f"{page}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
         names.append(f"{page}.ipynb")
     # A kernel that runs in the fresh venv; the runner (nbconvert) is this test's own environment.
@@ -84,8 +105,7 @@ def test_downloaded_notebooks_run_alone_in_a_plain_jupyter_venv(wheel, fresh_pyt
     (kernels / "kernel.json").write_text(json.dumps({
         "argv": [str(fresh_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "fresh venv", "language": "python"}))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["JUPYTER_PATH"] = str(tmp_path / "jupyter")
+    env = offline_env(JUPYTER_PATH=str(tmp_path / "jupyter"))  # the kernel's pip cannot reach any index
     for name in names:  # the install cell of the first one installs the wheel; the second finds it
         proc = subprocess.run(
             [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
@@ -123,3 +143,33 @@ print("ok", sizes)
 """
     proc = run_in(fresh_python, code, tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("ok"), proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory) -> Path:
+    """A venv with nothing but pip (the install cell needs no more)."""
+    home = tmp_path_factory.mktemp("bare-venv")
+    venv.create(home, with_pip=True, system_site_packages=False)
+    return home / "bin" / "python"
+
+
+@pytest.mark.parametrize("beside", [["attention_lab"], []], ids=["only-the-attention-lab-wheel", "no-wheel"])
+def test_a_failed_install_says_in_one_chinese_sentence_which_files_to_put_beside(beside, wheel, shipped, bare_python,
+                                                                                 tmp_path):
+    names = [f.name for f in shipped]
+    for file in shipped:
+        if file.name.split("-")[0] in beside:
+            (tmp_path / file.name).write_bytes(file.read_bytes())
+    cell = f11_site.INSTALL_CELL.format(repository=REPOSITORY, files=names, files_comment="")
+    proc = subprocess.run([str(bare_python), "-c", cell], cwd=tmp_path, capture_output=True, text=True,
+                          env=offline_env(), timeout=300)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("InstallFailed: 没能安装 attention_lab：请从本书网站的 _notebooks/ 文件夹下载 "), last
+    missing = [n for n in names if n.split("-")[0] not in beside]
+    assert all(n in last for n in missing) and not any(n in last for n in names if n not in missing), last
+    assert str(tmp_path) in last and last.endswith("然后重新运行这个单元。")
+    # In IPython (a notebook) that sentence is all the error shows: no traceback.
+    namespace = {}
+    exec(cell.replace('if importlib.util.find_spec("attention_lab") is None:', "if False:"), namespace)
+    assert namespace["InstallFailed"]("一句话。")._render_traceback_() == ["一句话。"]

@@ -34,23 +34,59 @@ def drop_unused_scripts(app, pagename, templatename, context, doctree):
             context[key] = [s for s in context[key] if not _is_unused(s)]
 
 
+#: The pure-Python wheels attention_lab needs beyond a plain Jupyter with numpy, matplotlib and
+#: ipywidgets (Colab, a JupyterHub): shipped beside the notebooks so the install works offline.
+DEPENDENCY_WHEELS = ("anywidget", "psygnal")
+
 #: First cell of every downloadable notebook: installs the book's package where it is missing.
+#: ``{files}`` are the wheels the site ships beside the notebook; ``{repository}`` a pip requirement.
 INSTALL_CELL = """\
-# 本书的 Python 包 attention_lab 不在这个 Jupyter 里时（例如 Colab、JupyterHub），先安装它：
-# 优先用与本笔记本放在同一文件夹的 wheel 文件（网站上与 .ipynb 并列提供，离线也能装），
-# 否则从本书的代码仓库安装。已经装好时，这个单元什么也不做。
-# Installs the book's package when missing: from the wheel next to this notebook, else from the repository.
+# 本书的 Python 包 attention_lab 不在这个 Jupyter 里时（例如 Colab、JupyterHub），先安装它。
+# 离线安装：把本书网站 _notebooks/ 文件夹里与本笔记本并列的这几个文件下载到本笔记本所在的文件夹：
+#   {files_comment}
+# 这些文件都在时不需要网络；缺的依赖会从 PyPI 下载；没有 attention_lab 的 wheel 时从本书的代码仓库安装。
+# 已经装好时，这个单元什么也不做。
+# Installs the book's package when missing: offline from the wheels beside this notebook, else online.
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-if importlib.util.find_spec("attention_lab") is None:
-    wheels = sorted(Path.cwd().glob("attention_lab-*.whl"))
-    source = str(wheels[-1]) if wheels else {repository!r}
+WHEELS = {files!r}
+REPOSITORY = {repository!r}
+
+
+class InstallFailed(Exception):
+    \"\"\"One sentence saying what to do (IPython shows it without a traceback).\"\"\"
+
+    def _render_traceback_(self):
+        return [str(self)]
+
+
+def install_attention_lab(here=Path.cwd()):
+    local = sorted(here.glob("attention_lab-*.whl"))
+    source = str(local[-1]) if local else REPOSITORY
     print("正在安装 attention_lab：", source)
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", source], check=True)
-    importlib.invalidate_caches()
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    # Offline first, from the wheels in this folder; then with the package index.
+    tries = [pip + ["--no-index", "--find-links", str(here), source]] if local else []
+    tries.append(pip + ["--find-links", str(here), source])
+    for cmd in tries:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode == 0:
+            importlib.invalidate_caches()
+            return
+    missing = [name for name in WHEELS if not (here / name).exists()]
+    print(done.stdout[-1500:] + done.stderr[-1500:], file=sys.stderr)  # pip's own report, for the curious
+    if missing:
+        raise InstallFailed("没能安装 attention_lab：请从本书网站的 _notebooks/ 文件夹下载 " + "、".join(missing)
+                            + "，放到本笔记本所在的文件夹 " + str(here) + "（或者连上网络），然后重新运行这个单元。")
+    raise InstallFailed("没能安装 attention_lab：所需的文件都在 " + str(here)
+                        + "，但 pip 仍然失败（原因见上面 pip 的输出），请连上网络或检查 pip 的设置后重新运行这个单元。")
+
+
+if importlib.util.find_spec("attention_lab") is None:
+    install_attention_lab()
 """
 
 
@@ -62,11 +98,12 @@ def repository_requirement(url: str, branch: str = "") -> str:
     return f"{url}@{branch}" if branch else url
 
 
-def notebook_from_md(source, docname: str, repository: str):
+def notebook_from_md(source, docname: str, repository: str, files=("attention_lab-0.1.0-py3-none-any.whl",)):
     """The .ipynb readers download for a MyST notebook page (without outputs).
 
     The same cells as the .md, after a first cell that installs ``attention_lab`` when it is
-    missing (from a wheel beside the notebook, else ``repository``, a pip requirement).
+    missing: offline from ``files`` (wheel names the site ships beside the notebook), else
+    online, with ``repository`` (a pip requirement) when the attention_lab wheel is not there.
     """
     import jupytext
     import nbformat
@@ -77,7 +114,9 @@ def notebook_from_md(source, docname: str, repository: str):
     notebook.metadata.setdefault("jupytext", {})["notice"] = (
         f"Generated from {docname}.md when the book was built; edit the .md, not this file."
     )
-    install = nbformat.v4.new_code_cell(INSTALL_CELL.format(repository=repository))
+    files = list(files)
+    install = nbformat.v4.new_code_cell(INSTALL_CELL.format(
+        repository=repository, files=files, files_comment="\n#   ".join(files)))
     install.metadata["tags"] = ["install-attention-lab"]
     notebook.cells.insert(0, install)
     return notebook
@@ -128,15 +167,54 @@ def build_wheel(out_dir, root=None):
         return out_dir / proc.stdout.strip().splitlines()[-1]
 
 
+def dependency_wheels(out_dir):
+    """Put the pure-Python wheels of DEPENDENCY_WHEELS (the versions this build runs) into ``out_dir``.
+
+    Downloaded once from PyPI with pip (``--platform any``: one file for every system); kept
+    when already there.  Returns the file names.  Raises ``RuntimeError`` saying what failed.
+    """
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from importlib.metadata import version
+    from pathlib import Path
+
+    out_dir = Path(out_dir)
+    wanted = {name: f"{name}-{version(name)}-py3-none-any.whl" for name in DEPENDENCY_WHEELS}
+    for old in out_dir.glob("*.whl"):
+        if old.name not in wanted.values() and not old.name.startswith("attention_lab-"):
+            old.unlink()
+    missing = [name for name, file in wanted.items() if not (out_dir / file).exists()]
+    if missing:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+        env["PIP_CONFIG_FILE"] = os.devnull  # public PyPI, as the lock files are compiled
+        with tempfile.TemporaryDirectory() as tmp:
+            cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                   "--no-deps", "--only-binary=:all:", "--platform", "any", "--implementation", "py",
+                   "--index-url", "https://pypi.org/simple", "--dest", tmp]
+            cmd += [f"{name}=={version(name)}" for name in missing]
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            for name in missing:
+                got = Path(tmp) / wanted[name]
+                if done.returncode != 0 or not got.exists():
+                    raise RuntimeError(f"could not download {wanted[name]} from PyPI for _notebooks/ "
+                                       f"(the downloadable notebooks install offline from it):\n{done.stderr[-2000:]}")
+                got.replace(out_dir / wanted[name])
+    return list(wanted.values())
+
+
 def write_ipynb(app, exc):
     """After a successful build: ``_notebooks/<page>.ipynb`` for every notebook page, and the wheel.
 
     For readers on Colab or a JupyterHub without Jupytext: the same cells as the
     ``.md`` page, generated from it on every build (never edited by hand), without
     outputs (the reader runs them), after a cell that installs ``attention_lab`` when
-    missing: from ``attention_lab-*.whl``, which is written next to the notebooks
-    (download both into one folder: works offline), else from the repository set in
-    ``_config.yml`` (``repository.url``, ``repository.branch``).  The pages link to them.
+    missing: from ``attention_lab-*.whl`` and the wheels of its pure-Python dependencies
+    (``DEPENDENCY_WHEELS``), written next to the notebooks (download them into one folder:
+    works offline), else from the package index and the repository set in ``_config.yml``
+    (``repository.url``, ``repository.branch``).  The pages link to them.  A wheel that
+    cannot be built or downloaded is a build warning (an error under ``-W``).
     """
     if exc is not None or app.builder.format != "html":
         return
@@ -147,16 +225,21 @@ def write_ipynb(app, exc):
     out_dir = Path(app.outdir) / NOTEBOOK_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     import jupytext
+    from sphinx.util import logging
 
+    # The package of this repository (next to book/_ext/), whatever book is being built.
+    files = [build_wheel(out_dir).name]
+    try:
+        files += dependency_wheels(out_dir)
+    except RuntimeError as error:
+        logging.getLogger(__name__).warning(str(error))
     for docname in sorted(app.env.found_docs):
         source = Path(app.env.doc2path(docname))
         head = source.read_text("utf-8")[:600] if source.suffix == ".md" else ""
         if not (head.startswith("---") and "jupytext:" in head and "kernelspec:" in head):
             continue
-        notebook = notebook_from_md(source, docname, repository)
+        notebook = notebook_from_md(source, docname, repository, files)
         jupytext.write(notebook, out_dir / f"{source.stem}.ipynb", fmt="ipynb")
-    # The package of this repository (next to book/_ext/), whatever book is being built.
-    build_wheel(out_dir)
 
 
 def setup(app):
