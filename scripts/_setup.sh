@@ -1,9 +1,12 @@
 # shellcheck shell=bash
 # Shared set-up for scripts/build.sh and scripts/test.sh: sourced, not run.
 # Installs what the book needs on a fresh Debian/Ubuntu machine (Python 3.11+), or stops
-# at the first thing it cannot do and says what is missing and why.  After every install
-# it checks again, so a problem shows where it happens, not later.  A second run only
-# checks (a few seconds): nothing is reinstalled unless a lock file changed.
+# at the first thing it cannot do and says what is missing and why, the real cause on the
+# last line.  After every install it checks again, so a problem shows where it happens, not
+# later.  A second run only checks (a few seconds): nothing is reinstalled unless a lock
+# file changed or a package the lock installed is gone or broken (then only that is repaired).
+# It never deletes what it did not make: a folder is cleared only when it is a virtual
+# environment (pyvenv.cfg) or carries this script's own marker (.f11-setup-venv).
 #
 # Settings (environment): VENV (default .venv), PYTHON (default python3),
 # F11_TORCH=auto|skip|install (test.sh's PyTorch cross-check; see ensure_torch).
@@ -55,39 +58,172 @@ ensure_apt() {
 # A venv is usable when its python runs and has pip (a venv made without ensurepip has none).
 _venv_ok() { "$VENV/bin/python" -m pip --version >/dev/null 2>&1; }
 
+# The marker this script leaves in a venv folder it made (so it may clear it after an interrupted run).
+_MARKER=.f11-setup-venv
+
+# ensure_writable DIR WHY: stop with the reason (read-only file system, permission) if DIR cannot be written.
+ensure_writable() {
+  local dir=$1 why=$2 probe err
+  probe="$dir/.f11-write-test.$$"
+  if err=$( { : >"$probe"; } 2>&1 ); then rm -f "$probe"; return 0; fi
+  say "cannot write to $dir (${err##*: }): $why"
+  return 1
+}
+
+# _venv_place: $VENV is a folder, or is made one; never a file, never a path under a file.
+_venv_place() {
+  local up err
+  if [ -e "$VENV" ]; then
+    [ -d "$VENV" ] && return 0
+    say "VENV=$VENV is not a folder (a file or device): it is left as it is. Set VENV to a folder for the virtual environment (made if missing)."
+    return 1
+  fi
+  up=$(dirname "$VENV")
+  while [ ! -e "$up" ] && [ "$up" != / ] && [ "$up" != . ]; do up=$(dirname "$up"); done
+  if [ -e "$up" ] && [ ! -d "$up" ]; then
+    say "VENV=$VENV cannot be made: $up is a file, not a folder. Set VENV to a path inside a folder."
+    return 1
+  fi
+  err=$(mkdir -p "$VENV" 2>&1) || { say "cannot make the folder VENV=$VENV: ${err##*: }"; return 1; }
+  : >"$VENV/$_MARKER" 2>/dev/null || true
+}
+
 # _make_venv: (re)create $VENV with pip; on Debian/Ubuntu install pythonX.Y-venv if needed.
+# Only called for an empty folder or one that is ours (pyvenv.cfg or the marker): see ensure_venv.
 _make_venv() {
   local out ver
-  if out=$("$PY" -m venv --clear "$VENV" 2>&1) && _venv_ok; then return 0; fi
+  if out=$("$PY" -m venv --clear "$VENV" 2>&1) && _venv_ok; then : >"$VENV/$_MARKER"; return 0; fi
   ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-  say "$PY cannot make a virtual environment with pip:"; cause "${out:-($VENV/bin/python -m pip does not run)}" 3
+  say "$PY cannot make a virtual environment with pip (if $PY is not your system's Python, install its venv/ensurepip support, or set PYTHON=/path/to/python3.11+):"
+  cause "${out:-($VENV/bin/python -m pip does not run)}" 3
   # Debian and Ubuntu ship venv's pip bootstrap (ensurepip) separately.
   ensure_apt "python3-venv python$ver-venv" "'$PY' -m venv --clear '$VENV' && '$VENV/bin/python' -m pip --version" || {
-    say "could not make $VENV. If $PY is not your system's Python, install its venv/ensurepip support, or set PYTHON=/path/to/python3.11+."
+    say "could not make a virtual environment in $VENV: $PY has no working venv/ensurepip (see above)"
     return 1; }
+  : >"$VENV/$_MARKER"
+}
+
+# _pip ARGS: pip of the venv, from the checkout; on failure its last lines, then the cause as
+# the last line (the package index out of reach is said as such, not as "no matching distribution").
+_pip() {
+  local out rc=0 index why
+  out=$(cd "$ROOT" && "$VENV/bin/python" -m pip "$@" 2>&1) || rc=$?
+  [ "$rc" = 0 ] && return 0
+  say "pip $* failed (exit $rc):"; cause "$out" 12
+  # "No matching distribution" is also what pip says when it never reached the index: ask the index.
+  if [ -z "${PIP_NO_INDEX:-}" ] && printf '%s' "$out" | grep -qiE "No matching distribution|Could not find a version|connection|timed out|resolution|unreachable|ProxyError|Max retries"; then
+    index=${PIP_INDEX_URL:-$("$VENV/bin/python" -m pip config get global.index-url 2>/dev/null || true)}
+    index=${index:-https://pypi.org/simple}
+    if why=$(_unreachable "$index"); then
+      say "cannot reach the package index ($index: $why): check the network or proxy (HTTPS_PROXY), or point pip at a mirror or a folder of wheels (PIP_INDEX_URL, PIP_FIND_LINKS)"
+    fi
+  fi
+  return 1
+}
+
+# _unreachable URL: succeeds, printing why, when URL cannot be fetched at all (an HTTP error page is reachable).
+_unreachable() {
+  "$VENV/bin/python" - "$1" <<'PY'
+import sys, urllib.error, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=10).close()
+except urllib.error.HTTPError:
+    sys.exit(1)
+except Exception as e:
+    print(getattr(e, "reason", None) or e)
+    sys.exit(0)
+sys.exit(1)
+PY
+}
+
+# _dists: name==version of every installed, non-editable distribution of the venv (the editable
+# one is this checkout itself).  _broken FILE: those of FILE that are gone, another version,
+# or missing a file their RECORD lists (a deleted package folder leaves its metadata behind).
+_dists() {
+  "$VENV/bin/python" - "$@" <<'PY'
+import importlib.metadata as md, json, re, sys
+def norm(name): return re.sub(r"[-_.]+", "-", name or "").lower()
+def editable(d):
+    try: return json.loads(d.read_text("direct_url.json") or "{}").get("dir_info", {}).get("editable", False)
+    except ValueError: return False
+have = {}
+for d in md.distributions():
+    have.setdefault(norm(d.metadata["Name"]), d)
+if len(sys.argv) == 1:
+    print("\n".join(sorted(f"{n}=={d.version}" for n, d in have.items() if n and not editable(d))))
+    sys.exit()
+for line in open(sys.argv[1]).read().split():
+    name, _, version = line.partition("==")
+    d = have.get(name)
+    if d is None or d.version != version or any(
+            not d.locate_file(f).exists() for f in d.files or [] if not str(f).endswith(".pyc") and "__pycache__" not in str(f)):
+        print(line)
+PY
 }
 
 # _fingerprint FILE...: sha256 of the files' contents (the lock and pyproject.toml).
 _fingerprint() { "$PY" -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(f, "rb").read() for f in sys.argv[1:])).hexdigest())' "$@"; }
 
+# ensure_python: $PY runs and is Python 3.11 or newer (it must say so: /bin/true says nothing).
+ensure_python() {
+  local ok
+  ok=$("$PY" -c 'import sys; print(sys.version_info >= (3, 11))' 2>/dev/null) || ok=
+  [ "$ok" = True ] && return 0
+  if ! command -v "$PY" >/dev/null 2>&1; then
+    say "PYTHON=$PY: no such command. Set PYTHON=/path/to/python3.11 or newer."
+  else
+    say "Python 3.11 or newer is needed, and PYTHON=$PY is not one (its --version says: $("$PY" --version 2>&1 | head -n 1 || true)). Set PYTHON=/path/to/python3.11 or newer."
+  fi
+  return 1
+}
+
 # ensure_venv LOCK_FILE: a virtual environment $VENV holding exactly that lock's packages.
 ensure_venv() {
-  local req=$1 stamp want out
-  "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || {
-    say "Python 3.11 or newer is needed ($PY is $("$PY" --version 2>&1)). Set PYTHON=/path/to/python3.11 or newer."; return 1; }
-  if [ ! -e "$VENV" ]; then
-    say "making a virtual environment in $VENV"; _make_venv || return 1
-  elif ! _venv_ok; then
-    say "$VENV is half-made (no working python, or no pip): rebuilding it"; _make_venv || return 1
+  local req=$1 stamp want broken f
+  ensure_python || return 1
+  for f in "$req" pyproject.toml; do
+    (cd "$ROOT" && [ -f "$f" ]) || {
+      say "$f is missing from the checkout $ROOT: restore it (git checkout -- $f), or regenerate a lock with python3 scripts/compile_requirements.py"
+      return 1; }
+  done
+  _venv_place || return 1
+  if ! _venv_ok; then
+    if [ -z "$(ls -A "$VENV")" ] || [ "$(ls -A "$VENV")" = "$_MARKER" ]; then
+      say "making a virtual environment in $VENV"
+    elif [ -f "$VENV/pyvenv.cfg" ] || [ -f "$VENV/$_MARKER" ]; then
+      say "$VENV is half-made (no working python, or no pip): rebuilding it"
+    else
+      say "VENV=$VENV holds files but is no virtual environment (no pyvenv.cfg): it is left as it is. Set VENV to a new or empty folder, or to a virtual environment."
+      return 1
+    fi
+    ensure_writable "$VENV" "the virtual environment is made in it" || return 1
+    _make_venv || return 1
   fi
   stamp="$VENV/.installed-$(basename "$req")"
   want=$(cd "$ROOT" && _fingerprint "$req" pyproject.toml)
-  # Reinstall only when the lock or pyproject.toml changed since the last install.
-  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
-  say "installing Python packages from $req into $VENV"
-  out=$("$VENV/bin/python" -m pip install -q --upgrade pip 2>&1) || { say "upgrading pip failed (continuing with the venv's pip):"; cause "$out" 3; }
-  out=$(cd "$ROOT" && "$VENV/bin/python" -m pip install -q -r "$req" 2>&1) || {
-    say "pip install -r $req failed:"; cause "$out" 15; return 1; }
+  # Reinstall only when the lock or pyproject.toml changed since the last install, or when a
+  # package it installed is gone or broken (then only those).
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$stamp.dists" ]; then
+    broken=$(_dists "$stamp.dists") || broken="(the check did not run)"
+    [ -z "$broken" ] && return 0
+    say "$VENV is missing part of what $req installed ($(echo $broken)): reinstalling it from the lock"
+    ensure_writable "$VENV" "packages are installed into it" || return 1
+  else
+    ensure_writable "$VENV" "packages are installed into it" || return 1
+    say "installing Python packages from $req into $VENV"
+    _pip install -q --upgrade pip >/dev/null 2>&1 || say "upgrading pip failed (continuing with the venv's pip)"
+    _pip install -q -r "$req" || return 1
+    _dists >"$stamp.dists"
+    broken=$(_dists "$stamp.dists")
+  fi
+  if [ -n "$broken" ]; then
+    # shellcheck disable=SC2086  # one name==version per word
+    _pip install -q --no-deps --force-reinstall $broken || return 1
+    _pip install -q -r "$req" || return 1
+    _dists >"$stamp.dists"
+    broken=$(_dists "$stamp.dists")
+    [ -z "$broken" ] || { say "reinstalled, but these are still broken in $VENV: $(echo $broken)"; return 1; }
+  fi
   echo "$want" >"$stamp"
 }
 
@@ -97,6 +233,12 @@ ensure_venv() {
 ensure_cjk_font() {
   local py="$VENV/bin/python" out
   "$py" -m attention_lab.fonts >/dev/null 2>&1 && return 0
+  # Not a font problem when the check cannot even import what it needs (a broken venv): say that, no apt.
+  if ! out=$(cd "$ROOT" && "$py" -c 'import matplotlib, attention_lab.fonts' 2>&1); then
+    say "the font check cannot run in $VENV:"; cause "$out" 3
+    say "$VENV cannot import matplotlib or attention_lab ($(printf '%s' "$out" | tail -n 1)): run this again to repair the venv from the lock"
+    return 1
+  fi
   # A font installed after matplotlib first ran is invisible until its font list is rebuilt.
   "$py" -m attention_lab.fonts --rescan >/dev/null 2>&1 && return 0
   if ! command -v apt-get >/dev/null; then
@@ -169,6 +311,7 @@ ensure_axe() {
   ensure_apt "nodejs npm" "command -v node && command -v npm" || return 1
   want=$(cd "$ROOT" && "$VENV/bin/python" -c 'import json; print(json.load(open("package-lock.json"))["packages"]["node_modules/axe-core"]["version"])')
   if [ ! -f "$js" ] || [ "$(cd "$ROOT" && node -p 'require("./node_modules/axe-core/package.json").version' 2>/dev/null)" != "$want" ]; then
+    ensure_writable "$ROOT" "npm ci installs axe-core into $ROOT/node_modules" || return 1
     say "installing axe-core $want (npm ci) into $ROOT/node_modules"
     out=$(cd "$ROOT" && npm ci --no-audit --no-fund 2>&1) || { say "npm ci failed:"; cause "$out" 8; return 1; }
     [ -f "$js" ] || { say "npm ci ran, but $js is missing"; return 1; }

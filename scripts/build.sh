@@ -4,6 +4,12 @@
 set -euo pipefail
 source "$(dirname "$0")/_setup.sh"
 cd "$ROOT"
+# A read-only checkout is said now, not deep inside Sphinx: the site goes to _build here
+# unless --path-output puts it elsewhere.
+case " $* " in
+  *" --path-output"*) ;;
+  *) ensure_writable "$ROOT" "the site is built into $ROOT/_build (make the checkout writable, or pass --path-output /a/writable/folder)" ;;
+esac
 ensure_venv requirements.txt
 ensure_cjk_font
 # --all: re-run every notebook, so every number on the site comes from this build.

@@ -4,6 +4,10 @@
   and installs nothing.
 * apt failures are reported as what they are (apt's own message), and a check that still
   fails after an install stops right there.
+* It never deletes what it did not make (a folder with files but no pyvenv.cfg is left alone),
+  checks what is really wrong before acting (a package gone from a stamped venv is reinstalled,
+  not blamed on fonts; a VENV that is a file is said to be one, with no apt), and says the real
+  cause on its last line (no network, a missing lock, a read-only checkout, a Python that is not one).
 """
 
 from __future__ import annotations
@@ -94,3 +98,211 @@ def test_scripts_and_tests_find_the_same_chromium(tmp_path):
     missing = subprocess.run([sys.executable, str(ROOT / "scripts" / "find_chromium.py")], capture_output=True,
                              text=True, env={**os.environ, "CHROMIUM": str(tmp_path / "no-such-chromium")})
     assert missing.returncode == 1 and "not an executable file" in missing.stderr
+
+
+# --- never delete what it did not make; always the true cause on the last line ----------------------
+# These run scripts/_setup.sh from a temporary copy of the checkout (its scripts, pyproject.toml and
+# locks), so a case can remove or lock a file; each stops early or installs a hand-made wheel offline.
+
+SETUP_FILES = ("scripts/_setup.sh", "scripts/build.sh", "scripts/test.sh", "scripts/find_chromium.py",
+               "pyproject.toml", "requirements.txt", "requirements-test.txt", "requirements-torch.txt")
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """A temporary checkout with what the set-up reads (a clone's files, as they are now)."""
+    root = tmp_path / "checkout"
+    for name in SETUP_FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, root / name)
+    return root
+
+
+def offline_env(**more) -> dict:
+    """pip with no configuration of this machine (mirrors, wheel folders), failing fast."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    return {**env, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_RETRIES": "0",
+            "PIP_TIMEOUT": "3", "PYTHON": sys.executable, **more}
+
+
+def in_checkout(root: Path, script: str, timeout: float = 120, **env) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PYTHON": sys.executable, **env}
+    return subprocess.run(["bash", "-c", f'set -euo pipefail; source "{root}/scripts/_setup.sh"; {script}'],
+                          cwd=root, capture_output=True, text=True, env=full, timeout=timeout)
+
+
+def last_line(run: subprocess.CompletedProcess) -> str:
+    lines = run.stderr.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def test_a_folder_that_is_no_venv_is_left_as_it_is(checkout, tmp_path):
+    home = tmp_path / "someones-folder"  # VENV=$HOME, or any folder with files in it
+    (home / "notes").mkdir(parents=True)
+    (home / "thesis.tex").write_text("years of work")
+    (home / "notes" / "a.txt").write_text("keep")
+    run = in_checkout(checkout, "ensure_venv requirements.txt", VENV=str(home))
+    assert run.returncode != 0
+    assert (home / "thesis.tex").read_text() == "years of work" and (home / "notes" / "a.txt").exists()
+    assert sorted(p.name for p in home.iterdir()) == ["notes", "thesis.tex"]
+    assert f"VENV={home} holds files but is no virtual environment" in last_line(run), run.stderr
+    assert "rebuilding" not in run.stderr and "apt" not in run.stderr
+
+
+@pytest.mark.parametrize("where", ["a file", "/dev/null"])
+def test_a_venv_path_that_is_a_file_is_said_to_be_one_without_apt(checkout, tmp_path, where):
+    path = tmp_path / "README.md" if where == "a file" else Path("/dev/null")
+    if where == "a file":
+        path.write_text("# a readme\n")
+    run = in_checkout(checkout, "ensure_venv requirements.txt", VENV=str(path))
+    assert run.returncode != 0
+    assert f"VENV={path} is not a folder" in last_line(run), run.stderr
+    assert "apt" not in run.stderr and "python3-venv" not in run.stderr
+    if where == "a file":
+        assert path.read_text() == "# a readme\n"
+
+
+def test_a_venv_path_under_a_file_names_the_file(checkout, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("x")
+    run = in_checkout(checkout, "ensure_venv requirements.txt", VENV=str(readme / "venv"))
+    assert run.returncode != 0
+    assert f"{readme} is a file, not a folder" in last_line(run), run.stderr
+    assert "apt" not in run.stderr
+
+
+def test_a_venv_path_that_cannot_be_made_gives_mkdirs_reason(checkout):
+    run = in_checkout(checkout, "ensure_venv requirements.txt", VENV="/proc/f11-venv")
+    assert run.returncode != 0
+    line = last_line(run)
+    assert line.startswith("[setup] cannot make the folder VENV=/proc/f11-venv: "), run.stderr
+    assert "No such file or directory" in line or "Permission denied" in line
+    assert "apt" not in run.stderr
+
+
+@pytest.mark.parametrize("python", ["/bin/true", "/nonexistent/python3"])
+def test_a_python_that_does_not_say_it_is_3_11_fails_the_version_check(checkout, tmp_path, python):
+    run = in_checkout(checkout, "ensure_venv requirements.txt", VENV=str(tmp_path / "venv"), PYTHON=python)
+    assert run.returncode != 0
+    assert f"PYTHON={python}" in last_line(run) and "3.11" in last_line(run), run.stderr
+    assert not (tmp_path / "venv").exists()
+
+
+def test_a_missing_lock_file_is_named_not_a_traceback(checkout, tmp_path):
+    (checkout / "requirements.txt").unlink()
+    run = subprocess.run(["bash", str(checkout / "scripts" / "build.sh")], cwd=checkout, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHON": sys.executable,
+                                                      "VENV": str(tmp_path / "venv")})
+    assert run.returncode != 0
+    assert f"requirements.txt is missing from the checkout {checkout}" in last_line(run), run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "venv").exists()
+
+
+def test_a_read_only_checkout_is_said_before_anything_is_installed(tmp_path):
+    import tempfile
+
+    # Root may write anywhere: run the build as 'nobody' then, on a checkout it may only read.
+    as_user = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a checkout read-only for the script")
+        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    base = Path(tempfile.mkdtemp(prefix="f11-ro-"))
+    try:
+        root = base / "checkout"
+        for name in SETUP_FILES:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, root / name)
+        for d in (base, root, root / "scripts"):
+            d.chmod(0o555)
+        run = subprocess.run([*as_user, "bash", str(root / "scripts" / "build.sh")], cwd=base,
+                             capture_output=True, text=True, timeout=120,
+                             env={"PATH": os.environ["PATH"], "HOME": str(base), "PYTHON": sys.executable})
+        assert run.returncode != 0
+        line = last_line(run)
+        assert line.startswith(f"[setup] cannot write to {root} ("), run.stderr
+        assert "--path-output" in line and "installing" not in run.stderr
+    finally:
+        for d in (base, base / "checkout", base / "checkout" / "scripts"):
+            d.chmod(0o755)
+        shutil.rmtree(base)
+
+
+@pytest.fixture(scope="module")
+def pip_venv(tmp_path_factory) -> Path:
+    """One venv with pip, shared by the install cases below: made by the set-up itself in an
+    empty folder (nothing to lose there, so it is used, and marked as made by the set-up)."""
+    home = tmp_path_factory.mktemp("pipvenv") / "venv"
+    home.mkdir()
+    lock = home.parent / "empty-lock.txt"
+    lock.write_text("\n")
+    run = setup_sh(f'ensure_venv "{lock}"', home.parent, **offline_env(VENV=str(home)))
+    assert run.returncode == 0, run.stderr
+    assert (home / "pyvenv.cfg").exists() and (home / ".f11-setup-venv").exists()
+    return home
+
+
+def test_no_network_says_cannot_reach_the_package_index_last(checkout, pip_venv, tmp_path):
+    lock = tmp_path / "lock.txt"
+    lock.write_text("f11-fake-pkg==1.0\n")
+    run = in_checkout(checkout, f'ensure_venv "{lock}"',
+                      **offline_env(VENV=str(pip_venv), PIP_INDEX_URL="http://127.0.0.1:9/simple"))
+    assert run.returncode != 0
+    assert last_line(run).startswith("[setup] cannot reach the package index (http://127.0.0.1:9/simple: "), run.stderr
+
+
+def fake_wheel(folder: Path, name: str = "f11_fake_pkg", version: str = "1.0") -> Path:
+    """A tiny pure-Python wheel written by hand (no build tools, no index)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {f"{name}/__init__.py": "VALUE = 1\n",
+             f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n",
+             f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    record.append(f"{name}-{version}.dist-info/RECORD,,")
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for path, text in files.items():
+            z.writestr(path, text)
+        z.writestr(f"{name}-{version}.dist-info/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+@pytest.mark.parametrize("damage", ["package folder deleted", "uninstalled"])
+def test_a_package_gone_from_a_stamped_venv_is_reinstalled_from_the_lock_not_apt(checkout, pip_venv, tmp_path,
+                                                                                 damage):
+    wheels = tmp_path / "wheels"
+    fake_wheel(wheels)
+    lock = tmp_path / f"lock-{damage.split()[0]}.txt"
+    lock.write_text("f11-fake-pkg==1.0\n")
+    env = offline_env(VENV=str(pip_venv), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels))
+    py = str(pip_venv / "bin" / "python")
+    first = in_checkout(checkout, f'ensure_venv "{lock}"', **env)
+    assert first.returncode == 0, first.stderr
+    if damage == "uninstalled":
+        subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "f11-fake-pkg"], check=True, env=env)
+    else:  # what `rm -rf .venv/lib/python3.*/site-packages/numpy` leaves: the metadata, no code
+        where = subprocess.run([py, "-c", "import f11_fake_pkg, os; print(os.path.dirname(f11_fake_pkg.__file__))"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        shutil.rmtree(where)
+    assert subprocess.run([py, "-c", "import f11_fake_pkg"], capture_output=True).returncode != 0
+    second = in_checkout(checkout, f'ensure_venv "{lock}"', **env)
+    assert second.returncode == 0, second.stderr
+    assert "missing part of what" in second.stderr and "f11-fake-pkg==1.0" in second.stderr, second.stderr
+    assert "apt" not in second.stderr
+    assert subprocess.run([py, "-c", "import f11_fake_pkg"], capture_output=True).returncode == 0
+    third = in_checkout(checkout, f'ensure_venv "{lock}"', **env)
+    assert third.returncode == 0 and third.stderr == "", third.stderr
+
+
+def test_a_font_check_that_cannot_import_is_a_broken_venv_not_a_missing_font(checkout, pip_venv):
+    run = in_checkout(checkout, "ensure_cjk_font", **offline_env(VENV=str(pip_venv)))
+    assert run.returncode != 0
+    assert "cannot import matplotlib or attention_lab" in last_line(run), run.stderr
+    assert "fonts-noto-cjk" not in run.stderr and "apt" not in run.stderr
