@@ -301,8 +301,9 @@
       root.style.setProperty("--al-results-height", mode === "wide" ? "0px" : results.offsetHeight + "px");
     }
     var observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(layout) : null;
-    layout();
-    if (observer) observer.observe(root);
+    // The observer's first call comes after the page's own layout, before the first paint: no
+    // layout forced at mount (on the chapter, all the text above the lab, laid out twice).
+    if (observer) observer.observe(root); else layout();
 
     // ---------------------------------------------------------------- drawing
 
