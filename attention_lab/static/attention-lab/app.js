@@ -326,14 +326,10 @@
     label.textContent = tw.link_manual || "";
     var done = function () { label.textContent = tw.link_copied || ""; };
     var manual = function () { field.focus(); field.select(); };
-    // Any clipboard failure (refused, missing, throwing at once, no promise) leaves the
-    // link selected in the field to copy by hand.
-    var copying = null;
-    try {
-      if (navigator.clipboard && window.isSecureContext) copying = navigator.clipboard.writeText(url);
-    } catch (e) { copying = null; }
-    if (copying && typeof copying.then === "function") copying.then(done, manual);
-    else manual();
+    // Any clipboard failure (refused, throwing, no promise): the link stays selected to copy by hand.
+    var p = null;
+    try { p = navigator.clipboard && window.isSecureContext && navigator.clipboard.writeText(url); } catch (e) { p = null; }
+    if (p && typeof p.then === "function") p.then(done, manual); else manual();
     return url;
   };
 
@@ -341,9 +337,7 @@
     var script = root.querySelector("script[data-attention-lab-config]");
     if (!script) throw new Error("attention lab: missing data-attention-lab-config");
     var config = JSON.parse(script.textContent);
-    if (!config || !config.start || !config.ranges || !config.baseline) {
-      throw new Error("attention lab: the config has no start, ranges or baseline");
-    }
+    if (!config || !config.start || !config.ranges) throw new Error("attention lab: a config without start or ranges");
     return config;
   }
 
@@ -354,8 +348,7 @@
     root.__attentionLab = lab;
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
-    // Start values web.lab_config had to change, then the link's: one note per value (a
-    // clamped one gets no second note that it is at its range end).
+    // lab_config's notes on start values, then the link's; one note per value (none at a range end).
     var head = link.notes.length ? [(config.strings.twin || {}).link_note_head || ""] : [];
     lab.typedNotes = (config.notes || []).concat(head, link.notes);
     lab.notedNames = (config.noted || []).concat(link.noted || []);
@@ -363,52 +356,37 @@
     return lab;
   }
 
-  /** What the lab needs beyond ES5 (older Safari has no BigInt: the worked text's exact decimals). */
-  var NEEDS = {
-    BigInt: function () { return typeof BigInt === "function"; },
-    "Object.assign": function () { return typeof Object.assign === "function"; },
-    "Object.is": function () { return typeof Object.is === "function"; },
-    "Math.log10": function () { return typeof Math.log10 === "function"; },
-    "Array.prototype.fill": function () { return typeof [].fill === "function"; },
-    "String.prototype.repeat": function () { return typeof "".repeat === "function"; }
-  };
-
-  /** Why the lab cannot run in this page, as the sentence to show; "" when it can. */
+  /** Why the lab cannot run here, as the sentence to show ("" when it can): attention.js or
+   *  render.js failed, or the browser lacks what the lab uses beyond ES5 (older Safari: BigInt). */
   function cannotRun(faults, loadFailed) {
-    if (!core || !render) return faults.load_failed || loadFailed;   // attention.js or render.js failed
-    var lacks = Object.keys(NEEDS).filter(function (k) { return !NEEDS[k](); });
+    if (!core || !render) return faults.load_failed || loadFailed;
+    var lacks = [[typeof BigInt, "BigInt"], [typeof Object.assign, "Object.assign"], [typeof Object.is, "Object.is"],
+      [typeof Math.log10, "Math.log10"], [typeof [].fill, "Array.fill"], [typeof "".repeat, "String.repeat"]]
+      .filter(function (n) { return n[0] !== "function"; }).map(function (n) { return n[1]; });
     return lacks.length ? fill(faults.browser_lacks, { what: lacks.join("、") }) : "";
   }
 
-  /** Replace whatever a failed start left in `root` (not the inert config) with one sentence;
-   *  the page's own text around the lab is untouched. */
+  /** One sentence in place of whatever a failed start left (the inert config stays). */
   function showFault(root, text) {
     root.__attentionLab = true;
     root.classList.remove("al-lab");
-    Array.prototype.slice.call(root.childNodes).forEach(function (node) {
-      if (!(node.nodeType === 1 && node.hasAttribute("data-attention-lab-config"))) root.removeChild(node);
-    });
+    [].slice.call(root.childNodes).forEach(function (n) { if (!(n.hasAttribute && n.hasAttribute("data-attention-lab-config"))) root.removeChild(n); });
     root.appendChild(el("p", { "class": "al-fallback al-error", role: "alert" }, text));
   }
 
   function startAll() {
     var roots = document.querySelectorAll("[data-attention-lab]");
     for (var k = 0; k < roots.length; k++) {
-      var root = roots[k];
+      var root = roots[k], faults = {};
       if (root.__attentionLab || !root.querySelector("script[data-attention-lab-config]")) continue;
-      // The fallback carries the failure sentence too (web.lab_html), for a config that is what is broken.
-      var fallback = root.querySelector("[data-attention-lab-fallback]");
-      var loadFailed = (fallback && fallback.getAttribute("data-failed")) || "";
-      var faults = {};
+      // The fallback's failure sentence (web.lab_html) serves when the config itself is broken.
+      var fb = root.querySelector("[data-failed]"), failed = (fb && fb.getAttribute("data-failed")) || "";
       try {
-        var config = readConfig(root);
+        var config = readConfig(root), why;
         faults = (config.strings && config.strings.faults) || {};
-        var why = cannotRun(faults, loadFailed);
-        if (why) showFault(root, why);
-        else start(root, config);
+        if ((why = cannotRun(faults, failed))) showFault(root, why); else start(root, config);
       } catch (e) {
-        showFault(root, faults.start_failed ? fill(faults.start_failed, { message: e.message })
-          : (loadFailed || "attention lab") + " (" + e.message + ")");
+        showFault(root, faults.start_failed ? fill(faults.start_failed, { message: e.message }) : failed + " (" + e.message + ")");
         if (window.console) window.console.warn(e);
       }
     }
