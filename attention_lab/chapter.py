@@ -79,7 +79,13 @@ class SoftmaxSteps(dict):
     ``exps / total``.
     """
 
-    __getattr__ = dict.__getitem__
+    def __getattr__(self, name: str):
+        # Attribute access for the chapter's keys (steps.shares); anything else is an
+        # AttributeError as usual, so hasattr(), copy and pickle behave.
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def softmax_steps(scores) -> SoftmaxSteps:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .core import TOKENS, AttentionResult
 from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
-from .web import strings
+from .strings import strings  # the one strings table (not the site module)
 
 #: Colour-blind-safe, perceptually uniform; readable in greyscale too (as the lab).
 CMAP = "cividis"
