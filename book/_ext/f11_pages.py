@@ -1,33 +1,39 @@
-"""The finished pages, made light, lab-first and Chinese (runs after every HTML build).
+"""The pages made light, lab-first and Chinese.
 
-The theme (pydata-sphinx-theme via sphinx-book-theme) is good but heavy for this
-one-chapter book, and some of its strings are English.  After Sphinx has written
-the pages, this extension edits them in place:
+Where Sphinx offers a hook, this uses it; the rest edits the written pages after the build
+(``build-finished``), and each such step says why no hook does it.
 
-* **Icons.** The theme draws about 15 Font Awesome icons with a 1.5 MB script
-  that redraws what its CSS already draws from the icon fonts (another 1 MB as
-  .woff2 and .ttf).  The script goes, each font is cut down to the icons the
-  pages and the theme's CSS use (a few KB), and so are the CSS rules naming icons.
-* **Lab first.** The lab's three scripts (``attention_lab.web.TWIN_JS``) are
-  started by a tiny loader at the top of ``<head>``: dynamically inserted
-  scripts with ``async = false`` run in order as soon as they arrive, blocked
-  neither by stylesheets nor by other scripts.  Every other script is
-  ``defer``-red, and the small inline scripts move before the stylesheets (an
-  inline script after a pending stylesheet would hold up the parser), so the
-  page is parsed, and the lab started, while theme files are still loading.
-  The theme's "search as you type" files (off in this book) are not loaded on
-  ordinary pages, nor the lab's files on pages without a lab, nor sphinx-design's
-  on pages without its components.
-* **Chinese search.** ``search.html`` also loads ``_static/f11-search.js``, which
-  segments a query the way the index is and shows each hit's section prose.
-* **Chinese names.** The theme's English button names and titles are replaced
-  with Chinese ones (:data:`CHINESE`).
-* **One light stylesheet.** The theme's seven stylesheets become one, cut to the
-  rules the pages can use (``f11_css``: 480 KB -> about 125 KB).
-* **Figures keep their room.** Each SVG figure gets its width and height, so nothing
-  jumps while it loads (:func:`image_sizes`).
-* **Root page.** ``index.html`` at the site root (a redirect to the first page)
-  gets ``lang``, a title and a visible link.
+Through Sphinx's own mechanisms:
+
+* **Chinese names.** ``locale/zh_CN/LC_MESSAGES/sphinx.po`` (``locale_dirs``: Sphinx's and
+  pydata-sphinx-theme's strings) and ``booktheme.po`` (the book theme's buttons, put first by
+  :func:`theme_catalog_first`); the theme's few hard-coded English labels go through the
+  catalog in ``book/_templates/``.
+* **Lab first, everything else deferred** (:func:`page_assets`, ``html-page-context``, with
+  ``book/_templates/layout.html``): the lab's three scripts started by a tiny loader at the
+  top of ``<head>``, the small inline scripts before the stylesheets, every script file
+  deferred; a page loads the lab's and sphinx-design's files only if it uses them, and only
+  ``search.html`` loads the search tools and index.
+* **Description.** ``<meta name="description">`` from each page's first paragraph (:func:`describe_page`).
+* **Chinese search** is ``f11_search.py`` (``SearchLanguage.js_splitter_code``) and
+  ``_static/f11-search.js`` (the result summaries).
+
+After the build, on the written files (no hook reaches them):
+
+* **Icons.** The theme draws about 15 Font Awesome icons with a 1.5 MB script that redraws
+  what its CSS already draws from the icon fonts (another 1 MB as .woff2 and .ttf).  Its
+  webpack macros write that script into every page outside Sphinx's asset lists, and the fonts
+  are the theme's files: the script goes, each font is cut down to the icons the pages and the
+  theme's CSS use (a few KB), and so are the CSS rules naming icons.
+* **Accessibility fixes** to the theme's and Sphinx's markup that axe reports (:func:`accessible`).
+* **Notebook download** links to the reader's ``.ipynb`` (:func:`notebook_download`): the
+  theme builds that link from ``_sources`` with no option to point it elsewhere.
+* **Figures keep their room.** Each SVG figure gets its width and height, read from the SVG
+  written by the notebook run (:func:`image_sizes`).
+* **One light stylesheet.** The theme's seven stylesheets become one, cut to the rules the
+  final pages can use (``f11_css``: 480 KB -> about 125 KB); it needs every page's final markup.
+* **Root page.** ``index.html`` at the site root (a redirect to the first page) gets
+  ``lang``, a title and a visible link.
 """
 
 from __future__ import annotations
@@ -41,38 +47,6 @@ from f11_css import bundle_theme_css
 
 logger = logging.getLogger(__name__)
 
-#: English strings of the theme -> Chinese (aria-label, title, tooltip and text).
-CHINESE = {
-    "Color mode": "配色：浅色、深色或跟随系统",
-    "System Settings": "跟随系统",
-    "Light": "浅色",
-    "Dark": "深色",
-    "Toggle primary sidebar": "显示或隐藏全书目录",
-    "Toggle secondary sidebar": "显示或隐藏本页目录",
-    "Launch interactive content": "在线运行本页",
-    "Launch on Binder": "在 Binder 中运行",
-    "Link to this heading": "链接到本节",
-    "Link to this image": "链接到本图",
-    "Link to this table": "链接到本表",
-    "Link to this code": "链接到本段代码",
-    "Link to this equation": "链接到本公式",
-    "Back to top": "回到顶部",
-    "Skip to main content": "跳到正文",
-    "Copy to clipboard": "复制到剪贴板",
-    "Copied!": "已复制",
-    "Main": "主导航",
-    "Page": "本页",
-    "Section Navigation": "本节导航",
-    "Site navigation": "全书导航",
-    "Contents": "目录",
-    "列印成 PDF": "打印成 PDF",
-    "Binder logo": "Binder",
-}
-_CJK = re.compile(r"[\u3400-\u9fff]")
-# A header menu item: its tooltip (title) is Chinese, its visible text only ".md".
-_MENU_ITEM = re.compile(r'(title="(?P<title>[^"]*)"(?:(?!</[ab]>|</button>|title=).)*?<span class="btn__text-container">)'
-                        r'(?P<text>[^<]*)(</span>)', re.S)
-_ATTRS = ("aria-label", "title", "data-bs-title", "data-tooltip", "data-content", "alt")
 
 FA_SCRIPT = "_static/scripts/fontawesome.js"
 FA_CSS = "_static/styles/pydata-sphinx-theme.css"
@@ -161,22 +135,6 @@ def subset_icon_fonts(outdir: Path, codepoints: set[int], used_classes: set[str]
         (outdir / "_static" / "scripts" / name).unlink(missing_ok=True)
 
 
-def chinese_names(page: str) -> str:
-    for english, chinese in CHINESE.items():
-        for attr in _ATTRS:
-            page = page.replace(f'{attr}="{english}"', f'{attr}="{chinese}"')
-
-    def menu_text(m: re.Match) -> str:
-        title, text = m.group("title"), m.group("text").strip()
-        if _CJK.search(text) or not _CJK.search(title):
-            return m.group(0)
-        # "下载源文件（.md）"; a name already in the title ("在 Binder 中运行") is not repeated.
-        label = title if text.lstrip(".").lower() in title.lower() else f"{title}（{text}）"
-        return m.group(1) + label + m.group(4)
-
-    return _MENU_ITEM.sub(menu_text, page)
-
-
 def accessible(page: str) -> str:
     """Fixes for what axe reports on the theme's and Sphinx's own markup."""
     # The search buttons show "搜索 Ctrl+K" but were named "搜索" only
@@ -185,6 +143,9 @@ def accessible(page: str) -> str:
     # Reference list: role doc-biblioentry is deprecated and not a listitem, so the
     # role="list" around it had no items (aria-required-children, critical).
     page = page.replace('role="doc-biblioentry"', 'role="listitem"')
+    # The Binder logo beside the words 在 Binder 中运行 is decoration: the theme's alt
+    # ("<text> logo") would make screen readers say the name twice.
+    page = re.sub(r'(<span class="btn__icon-container">\s*<img) alt="[^"]*"', r'\1 alt=""', page)
     return page
 
 
@@ -229,85 +190,111 @@ def image_sizes(page: str, html_file: Path) -> str:
     return _IMG_SVG.sub(sized, page)
 
 
-_SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script>\s*", re.S)
-_STYLESHEET = re.compile(r'<link\b[^>]*rel="stylesheet"[^>]*>')
+_SRC = re.compile(r'\bsrc="([^"]+)"')
+#: Sphinx's search tools: loaded by search.html's own template only (see _templates/layout.html).
+_SEARCH_ONLY = ("_static/searchtools.js", "_static/language_data.js")
 
 
-def _src(attrs: str) -> str | None:
-    m = re.search(r'\bsrc="([^"]*)"', attrs)
-    return m.group(1) if m else None
+def page_assets(app, pagename, templatename, context, doctree):
+    """Which scripts and stylesheets a page loads, and in what order (``html-page-context``).
 
+    Works on Sphinx's own asset lists (``script_files``, ``css_files``, rendered with its
+    ``js_tag``) and hands the result to ``book/_templates/layout.html``:
 
-def _executable(attrs: str) -> bool:
-    m = re.search(r'\btype="([^"]*)"', attrs)
-    return m is None or m.group(1) in ("text/javascript", "application/javascript", "module")
+    * **Lab first.** On a page with a lab, its three scripts (``attention_lab.web.TWIN_JS``)
+      are started by a tiny loader at the top of ``<head>`` (``f11_first_scripts``):
+      dynamically inserted scripts with ``async = false`` run in order as soon as they
+      arrive, blocked neither by stylesheets nor by other scripts.  No ``html_js_files``
+      attribute does that: ``async`` loses the order, ``defer`` waits for the stylesheets
+      and the whole page.  Pages without a lab load none of its files.
+    * **Small inline scripts first** (``documentation_options.js`` inlined, the extensions'
+      one-line settings): after a pending stylesheet, an inline script would hold up the parser.
+    * **Every other script deferred**, in Sphinx's priority order, the Chinese catalogue
+      (``translations.js``) right after ``doctools.js``: ``sphinx_highlight.js`` writes its
+      "hide search matches" link as soon as it runs.
+    * sphinx-design's CSS and script only on pages using its components, the lab's CSS only on
+      pages with a lab.  (``search.html`` adds its own scripts: ``_templates/search.html``.)
+    """
+    from attention_lab.web import TWIN_JS
 
-
-def lab_first(page: str, outdir: Path, lab_files: tuple[str, ...], search_page: bool) -> str:
-    head_end = page.find("</head>")
-    if head_end < 0:
-        return page
-    head, rest = page[:head_end], page[head_end:]
-    lab_srcs: list[str] = []
-    inline: list[str] = []
-
-    def rework(m: re.Match) -> str:
-        attrs, body = m.group("attrs"), m.group("body")
-        src = _src(attrs)
-        if src is None:
-            if _executable(attrs) and "data-cfasync" not in attrs:
-                inline.append(m.group(0).strip())
-                return ""
-            return m.group(0)
-        path = src.split("?")[0]
-        if any(path.endswith("attention-lab/" + f) for f in lab_files):
-            lab_srcs.append(src)
-            return ""
-        if path.endswith("documentation_options.js"):
-            local = (outdir / "_static" / "documentation_options.js")
-            inline.insert(0, "<script>" + local.read_text("utf-8").strip() + "</script>")
-            return ""
-        if not search_page and re.search(r"(searchtools|language_data)\.js$|(^|/)searchindex\.js$", path):
-            return ""  # the theme's search-as-you-type, which this book does not switch on
-        if " defer" not in attrs and " async" not in attrs:
-            return m.group(0).replace("<script", "<script defer", 1)
-        return m.group(0)
-
-    head = _SCRIPT.sub(rework, head)
-    # The Chinese catalogue (it needs doctools.js) right after doctools.js: sphinx_highlight.js
-    # writes its "Hide Search Matches" link as soon as it runs (deferred scripts run in page
-    # order, and the page is parsed by then), so the catalogue must be there before it.
-    catalogue = re.search(r'\s*<script defer src="[^"]*translations\.js[^"]*"></script>', head)
-    doctools = re.search(r'<script defer src="[^"]*doctools\.js[^"]*"></script>', head)
-    if catalogue and doctools and doctools.start() < catalogue.start():
-        head = head.replace(catalogue.group(0), "", 1)
-        head = head.replace(doctools.group(0), doctools.group(0) + "\n    " + catalogue.group(0).strip(), 1)
-    if "data-attention-lab" not in rest:
-        # No lab on this page (index, notation, search): neither its scripts nor its styles.
-        lab_srcs = []
-        head = re.sub(r'\s*<link\b[^>]*href="[^"]*attention-lab/[^"]*\.css[^"]*"[^>]*>', "", head)
-    if not re.search(r'class="[^"]*\bsd-', rest):
-        # No sphinx-design component (dropdown, tab, card) on this page: not its 55 KB of CSS.
-        head = re.sub(r'\s*<link\b[^>]*href="[^"]*sphinx-design\.min\.css[^"]*"[^>]*>', "", head)
-        head = re.sub(r'\s*<script defer\b[^>]*src="[^"]*design-tabs\.js[^"]*"></script>', "", head)
-    first_css = _STYLESHEET.search(head)
-    cut = first_css.start() if first_css else len(head)
-    loader = ""
-    if lab_srcs:
-        listed = ",".join(f'"{s}"' for s in lab_srcs)
+    body = context.get("body", "") or ""
+    has_lab = "data-attention-lab" in body
+    has_design = re.search(r'class="[^"]*\bsd-', body) is not None
+    js_tag = context["js_tag"]
+    files = sorted(context["script_files"], key=lambda js: js.priority)
+    names = [str(getattr(js, "filename", "") or "") for js in files]
+    if "_static/translations.js" in names and "_static/doctools.js" in names:
+        files.insert(names.index("_static/doctools.js") + 1, files.pop(names.index("_static/translations.js")))
+    first, later, lab = [], [], []
+    for js in files:
+        name = str(getattr(js, "filename", "") or "")
+        tag = js_tag(js)
+        if not name:
+            first.append(tag)
+        elif name == "_static/documentation_options.js":
+            local = Path(app.outdir) / name
+            first.insert(0, "<script>" + local.read_text("utf-8").strip() + "</script>")
+        elif any(name == f"_static/attention-lab/{f}" for f in TWIN_JS):
+            if has_lab:
+                lab.append(_SRC.search(tag).group(1))
+        elif name.endswith("design-tabs.js") and not has_design:
+            continue
+        else:
+            later.append(tag if re.search(r"\s(defer|async)\b", tag) else tag.replace("<script ", "<script defer ", 1))
+    if lab:
+        listed = ",".join(f'"{s}"' for s in lab)
         # fetchPriority "high": a script inserted this way would otherwise be fetched at low
         # priority, after the stylesheets, when the network is slow.
-        loader = ("<script>/* the lab's own scripts first, in order, blocked by nothing else */"
-                  f"[{listed}].forEach(function(s){{var e=document.createElement(\"script\");"
-                  "e.src=s;e.async=false;e.fetchPriority=\"high\";document.head.appendChild(e);});</script>\n")
-    head = head[:cut] + loader + "\n".join(inline) + ("\n" if inline else "") + head[cut:]
-    # sphinx-thebe's global for a kernel name: thebe is off, nothing reads it.
-    rest = re.sub(r"<script>kernelName = '[^']*'</script>\s*", "", rest)
-    # Scripts in the body: the same rules (defer; inline ones stay, they are data or tiny).
-    rest = _SCRIPT.sub(lambda m: m.group(0).replace("<script", "<script defer", 1)
-                       if _src(m.group("attrs")) and " defer" not in m.group("attrs")
-                       and " async" not in m.group("attrs") else m.group(0), rest)
-    return head + rest
+        first.insert(0, "<script>/* the lab's own scripts first, in order, blocked by nothing else */"
+                        f"[{listed}].forEach(function(s){{var e=document.createElement(\"script\");"
+                        "e.src=s;e.async=false;e.fetchPriority=\"high\";document.head.appendChild(e);});</script>")
+    context["f11_first_scripts"] = "\n" + "\n".join(first) + "\n"
+    context["f11_scripts"] = "\n    " + "\n    ".join(later) + "\n"
+    css = context.get("css_files")
+    if css is not None:
+        def wanted(c) -> bool:
+            name = str(getattr(c, "filename", "") or "")
+            return not ((name.startswith("_static/attention-lab/") and not has_lab)
+                        or (name.endswith("sphinx-design.min.css") and not has_design))
+        context["css_files"] = [c for c in css if wanted(c)]
+
+
+def describe_page(app, pagename, templatename, context, doctree):
+    """``<meta name="description">`` on every page (search engines' snippet; Lighthouse's SEO audit).
+
+    A page's description is its first paragraph of prose (at most 150 characters), so every
+    page says what it holds in its own words; pages without one (search, index) use the
+    book's ``f11_description`` (``_config.yml``).  A page that sets its own (MyST front
+    matter ``html_meta``) keeps it.
+    """
+    import html
+
+    if 'name="description"' in context.get("metatags", ""):
+        return
+    text = ""
+    if doctree is not None:
+        from docutils import nodes
+
+        for para in doctree.findall(nodes.paragraph):
+            if para.get("classes") or any(isinstance(a, (nodes.admonition, nodes.footnote, nodes.citation,
+                                                          nodes.container, nodes.table))
+                                          for a in _ancestors(para)):
+                continue
+            candidate = re.sub(r"\s+", " ", para.astext()).strip()
+            if len(candidate) >= 20:
+                text = candidate
+                break
+    text = text or app.config.f11_description
+    if len(text) > 150:
+        text = text[:149].rstrip() + "…"
+    context["metatags"] = context.get("metatags", "") + f'\n<meta name="description" content="{html.escape(text)}" />'
+
+
+def _ancestors(node):
+    node = node.parent
+    while node is not None:
+        yield node
+        node = node.parent
 
 
 ROOT_PAGE = """<!DOCTYPE html>
@@ -337,8 +324,6 @@ def write_root_page(app, exc):
 def finish_pages(app, exc):
     if exc is not None or app.builder.format != "html":
         return
-    from attention_lab.web import TWIN_JS
-
     outdir = Path(app.outdir)
     pages = {}
     for html_file in sorted(outdir.rglob("*.html")):
@@ -347,16 +332,11 @@ def finish_pages(app, exc):
     for html_file, page in pages.items():
         new = re.sub(r'<script defer src="[^"]*fontawesome\.js[^"]*"></script>\s*', "", page)
         new = re.sub(r'<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*" ?/?>\s*', "", new)
-        new = accessible(chinese_names(new))
+        new = accessible(new)
         new = notebook_download(new, html_file, outdir)
         new = image_sizes(new, html_file)
-        search_page = html_file == outdir / "search.html"
-        new = lab_first(new, outdir, tuple(TWIN_JS), search_page=search_page)
-        if search_page:
-            # Right after searchtools.js: Sphinx runs the query as soon as searchindex.js
-            # arrives, so the Chinese segmentation must be in place before that.
-            new = re.sub(r'(<script defer src="_static/searchtools\.js[^"]*"></script>)',
-                         r'\1\n<script defer src="_static/f11-search.js"></script>', new, count=1)
+        # sphinx-thebe's global for a kernel name: thebe is off, nothing reads it.
+        new = re.sub(r"<script>kernelName = '[^']*'</script>\s*", "", new)
         if new != page:
             html_file.write_text(new, "utf-8")
     if (outdir / FA_FONTS).is_dir():
@@ -368,10 +348,53 @@ def finish_pages(app, exc):
     bundle_theme_css(outdir)
 
 
+LOCALE_DIR = Path(__file__).resolve().parents[2] / "locale"
+
+
+def theme_catalog_first(app) -> None:
+    """Put ``locale/<lang>/LC_MESSAGES/booktheme.po`` ahead of sphinx-book-theme's own catalog.
+
+    Sphinx compiles and prefers the ``sphinx`` domain of ``locale_dirs`` by itself
+    (``locale/zh_CN/LC_MESSAGES/sphinx.po``: Sphinx's and pydata-sphinx-theme's strings).
+    The book theme has a domain of its own, ``booktheme``, registered with
+    :meth:`~sphinx.application.Sphinx.add_message_catalog` when the theme is set up (before
+    this extension), and :func:`sphinx.locale.init` lets the first catalog of a domain win.
+    So this compiles ``booktheme.po`` with Babel (as Sphinx compiles ``sphinx.po``) and
+    registers it as the domain's translator, the theme's catalog as its fallback: the
+    strings listed there change, every other string keeps the theme's translation.
+    """
+    import gettext
+
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+    from sphinx import locale
+
+    language = app.config.language
+    folder = LOCALE_DIR / language / "LC_MESSAGES"
+    po, mo = folder / "booktheme.po", folder / "booktheme.mo"
+    if not po.is_file():
+        return
+    if not mo.is_file() or mo.stat().st_mtime < po.stat().st_mtime:
+        with po.open("rb") as source:
+            catalog = read_po(source, locale=language)
+        with mo.open("wb") as target:
+            write_mo(target, catalog)
+    ours = gettext.translation("booktheme", str(LOCALE_DIR), [language])
+    theirs = locale.translators.get(("general", "booktheme"))
+    if theirs is not None:
+        ours.add_fallback(theirs)
+    locale.translators["general", "booktheme"] = ours
+
+
 def setup(app):
+    theme_catalog_first(app)
     # Before sphinx-external-toc's own handler (500), which writes a bare redirect
     # when index.html does not exist yet.
     app.connect("build-finished", write_root_page, priority=400)
     # After f11_site.write_ipynb (500), so the header can link the notebooks it writes.
     app.connect("build-finished", finish_pages, priority=600)
+    # Late: after the themes have added their files to the page's lists.
+    app.connect("html-page-context", page_assets, priority=900)
+    app.add_config_value("f11_description", "", "html", types=[str])
+    app.connect("html-page-context", describe_page)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,54 +1,15 @@
-/* Chinese search that finds words (search.html only; book/_ext/f11_pages.py adds it).
+/* Chinese search results that show prose (search.html only; book/_ext/f11_pages.py adds it).
  *
- * Sphinx segments the pages with jieba when it builds the index, but splits a query
- * only at spaces, so "因果掩码" (indexed as 因果 + 掩码) found nothing.  Here a query
- * is segmented the way the index is: greedy longest match against the index's own
- * words, so every compound the chapter uses is found when its parts are.
- *
- * Results point to the smallest section that holds every word, and the summary is
- * that section's prose: no table of contents, code, or formula source.
+ * The query itself is split by the search language's splitQuery (book/_ext/f11_search.py,
+ * SearchLanguage.js_splitter_code).  What stays here is the result summary: each hit points
+ * to the smallest section that holds every word, and the summary is that section's prose
+ * (no table of contents, code, or formula source).  Sphinx has no hook for the summary;
+ * Search.makeSearchSummary is the function its search calls for each hit, so this file
+ * replaces that one function (it must run before the first query: it is deferred, and Sphinx
+ * starts the query on DOMContentLoaded).
  */
 (function () {
   "use strict";
-  var CJK = /[\u3400-\u9fff\uf900-\ufaff]/;
-  var MAX_WORD = 8;
-
-  function segment(query, index) {
-    var words = [];
-    query.split(/\s+/).forEach(function (token) {
-      if (!token) return;
-      if (!CJK.test(token) || index.terms[token] !== undefined || index.titleterms[token] !== undefined) {
-        words.push(token);
-        return;
-      }
-      var i = 0;
-      while (i < token.length) {
-        var found = "";
-        for (var n = Math.min(MAX_WORD, token.length - i); n >= 2; n--) {
-          var piece = token.substr(i, n);
-          if (index.terms[piece] !== undefined || index.titleterms[piece] !== undefined) {
-            found = piece;
-            break;
-          }
-        }
-        if (found) {
-          words.push(found);
-          i += found.length;
-        } else {
-          // A character the index does not hold as a word (single characters are not
-          // indexed): a Latin run stays whole, a lone CJK character is skipped.
-          var m = /^[^\u3400-\u9fff\uf900-\ufaff]+/.exec(token.substr(i));
-          if (m) {
-            words.push(m[0]);
-            i += m[0].length;
-          } else {
-            i += 1;
-          }
-        }
-      }
-    });
-    return words.join(" ");
-  }
 
   var DROP = "nav, .toc, .headerlink, script, style, pre, .highlight, .cell_input, .cell_output, " +
     "figure, .f11-display-math, .admonition-title, [data-attention-lab], .sd-summary-title";
@@ -88,12 +49,9 @@
 
   function install() {
     if (typeof Search === "undefined") return false;
-    var parse = Search._parseQuery;
-    var typed = [];
-    Search._parseQuery = function (query) {
-      typed = query.toLowerCase().split(/\s+/).filter(Boolean);
-      return parse(Search._index ? segment(query, Search._index) : query);
-    };
+    // The words as typed (因果掩码), before splitQuery cut them into the index's words.
+    var typed = (new URLSearchParams(window.location.search).get("q") || "")
+      .toLowerCase().split(/\s+/).filter(Boolean);
     Search.makeSearchSummary = function (htmlText, keywords, anchor) {
       var doc = new DOMParser().parseFromString(htmlText, "text/html");
       var words = Array.from(keywords).map(function (k) { return String(k).toLowerCase(); });
@@ -127,5 +85,4 @@
   }
 
   if (!install()) document.addEventListener("DOMContentLoaded", install);
-  window.F11Search = { segment: segment };
 })();
