@@ -26,6 +26,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -175,9 +176,13 @@ KERNEL_READY = (f"() => {CURRENT} && {CURRENT}.sessionContext && {CURRENT}.sessi
 
 
 def notebook_url(base: str, token: str, path: str, app: App) -> str:
-    """The URL that opens ``path`` (relative to the root) as a notebook: Lab's tree, Notebook 7's notebooks page."""
-    prefix = "lab/tree" if app == "lab" else "notebooks"
-    return f"{base}/{prefix}/{path}?token={token}"
+    """The URL that opens ``path`` (relative to the root) as a notebook: Lab's tree, Notebook 7's notebooks page.
+
+    JupyterLab's URL resets the workspace, so notebooks closed earlier are not reopened with it.
+    """
+    if app == "lab":
+        return f"{base}/lab/tree/{path}?reset&token={token}"
+    return f"{base}/notebooks/{path}?token={token}"
 
 
 def open_and_run(page, base: str, token: str, path: str, app: App = "lab", timeout: float = 120) -> None:
@@ -185,26 +190,39 @@ def open_and_run(page, base: str, token: str, path: str, app: App = "lab", timeo
 
     ``page`` is a Playwright page; returns when "Run All" has finished and the kernel is idle.
     """
+    ms = timeout * 1000
     page.goto(notebook_url(base, token, path, app))
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=timeout * 1000)
-    page.wait_for_function(KERNEL_READY, timeout=timeout * 1000)
-    page.wait_for_function(f"() => {CURRENT}.sessionContext.session.kernel.status === 'idle'",
-                           timeout=timeout * 1000)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=ms)
+    page.wait_for_function(f"p => {CURRENT} && {CURRENT}.context && {CURRENT}.context.path === p", arg=path, timeout=ms)
+    page.wait_for_function(KERNEL_READY, timeout=ms)
+    page.wait_for_function(f"() => {CURRENT}.sessionContext.session.kernel.status === 'idle'", timeout=ms)
     # The command's promise settles when every cell has run (NotebookActions.runAll).
     ok = page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     if ok is False:
         raise RuntimeError(f"Run All stopped on an error in {path}")
-    page.wait_for_function(f"() => {CURRENT}.sessionContext.session.kernel.status === 'idle'",
-                           timeout=timeout * 1000)
+    page.wait_for_function(f"() => {CURRENT}.sessionContext.session.kernel.status === 'idle'", timeout=ms)
 
 
-def save_and_close(page) -> None:
-    """Save the current notebook as the menu does (Jupytext writes the .md), then close it."""
+def save_and_close(page, timeout: float = 30) -> None:
+    """Save the current notebook as the menu does (Jupytext writes the .md), shut its kernel down, close it.
+
+    If closing asks about unsaved changes (something changed the notebook after the save), the
+    answer is "Save", as a reader would click: the file on disk then shows that change too.
+    """
+    ms = timeout * 1000
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    page.wait_for_function(f"() => !{CURRENT}.context.model.dirty")
-    page.evaluate(f"() => {CURRENT}.context.sessionContext.shutdown()")
-    if page.evaluate("() => window.jupyterapp.commands.hasCommand('application:close')"):
-        page.evaluate("() => window.jupyterapp.commands.execute('application:close')")
+    page.wait_for_function(f"() => !{CURRENT}.context.model.dirty", timeout=ms)
+    page.evaluate(f"async () => {{ window.__f11_closing = {CURRENT}; await window.__f11_closing.sessionContext.shutdown(); }}")
+    page.evaluate("() => { window.__f11_closed = window.__f11_closing.close(); }")
+    save = page.locator(".jp-Dialog button", has_text=re.compile("^(Save|保存)$"))
+    deadline = time.monotonic() + timeout
+    while not page.evaluate("() => window.__f11_closing.isDisposed"):
+        if save.count():
+            save.first.click()
+        if time.monotonic() > deadline:
+            raise RuntimeError("the notebook did not close")
+        page.wait_for_timeout(200)
+    page.wait_for_function("() => !document.querySelector('.jp-Dialog')", timeout=ms)
 
 
 def main(argv: list[str]) -> int:
