@@ -30,6 +30,8 @@ __all__ = [
     "attention",
     "baseline",
     "causal_mask",
+    "general_attention",
+    "padding_mask",
     "scaled_dot_product_attention",
     "softmax",
 ]
@@ -226,16 +228,37 @@ def _int_size(item: int) -> str:
     return f"{'-' if item < 0 else ''}{digits[0]}e+{len(digits) - 1}"
 
 
-def causal_mask(n: int, m: int | None = None) -> np.ndarray:
+def causal_mask(n: int, m: int | None = None, diagonal: int = 0) -> np.ndarray:
     """Additive causal mask ``M`` of shape (n, m): 0 on and below the diagonal, -inf above.
 
-    Query i may read keys 0..i ("itself and the positions before it").
+    Query i may read keys 0..i+diagonal ("itself and the positions before it"), as
+    ``torch.tril(ones(n, m), diagonal)``.  ``diagonal=m - n`` aligns it bottom-right, as a KV
+    cache needs when the n newest queries read all m keys (see :func:`general_attention`).
+
+    >>> causal_mask(1, 3, diagonal=2).tolist()
+    [[0.0, 0.0, 0.0]]
     """
     m = n if m is None else m
     if n < 1 or m < 1:
         raise ValueError(f"mask shape must be positive; got ({n}, {m})")
-    allowed = np.tril(np.ones((n, m), dtype=bool))
+    allowed = np.tril(np.ones((n, m), dtype=bool), k=diagonal)
     return np.where(allowed, 0.0, -np.inf)
+
+
+def padding_mask(n: int, m: int, pad: int) -> np.ndarray:
+    """Additive padding mask (n, m): the last ``pad`` keys are -inf for every query.
+
+    As PyTorch's ``key_padding_mask`` (True = padded) for one sequence whose last ``pad``
+    positions are filler.  ``0 <= pad < m``: at least one key stays readable.
+
+    >>> padding_mask(2, 3, 1).tolist()
+    [[0.0, 0.0, -inf], [0.0, 0.0, -inf]]
+    """
+    if isinstance(pad, (bool, np.bool_)) or not isinstance(pad, (int, np.integer)) or not 0 <= pad < m:
+        raise AttentionInputError("mask", f"pad must be a whole number from 0 to {m - 1} (m = {m}); got {_describe(pad)}")
+    M = np.zeros((n, m))
+    M[:, m - int(pad):] = -np.inf if pad else 0.0
+    return M
 
 
 def softmax(scores, axis: int = -1) -> np.ndarray:
@@ -449,3 +472,38 @@ def attention(X, Wq, Wk, Wv, d_k=None, causal: bool = True) -> AttentionResult:
     for name, W, table in (("Q", Wq, Q), ("K", Wk, K), ("V", Wv, V)):
         _check_overflow(table, f"{name} overflows (溢出): {name} = X·W{name.lower()}", X, W)
     return scaled_dot_product_attention(Q, K, V, d_k=d_k, causal=_check_causal(causal))
+
+
+def general_attention(X, Wq, Wk, Wv, source=None, causal: bool = False, pad: int = 0) -> AttentionResult:
+    """One head, self or cross, with the shapes lab's masks.
+
+    ``X: (n, d_model)`` gives the queries ``Q = X @ Wq``; the keys and values come from
+    ``source: (m, d_model)`` (cross-attention: ``K = source @ Wk``, ``V = source @ Wv``), or
+    from X itself when ``source`` is None (self-attention, m = n).  ``Wq, Wk: (d_model, d_k)``,
+    ``Wv: (d_model, d_v)``; the scores are divided by √d_k of the real width.  ``causal``
+    aligns bottom-right (``diagonal = m - n``: the last query reads every key, as with a KV
+    cache; for m = n the usual triangle); ``pad`` masks the last ``pad`` keys for every query.
+
+    >>> r = general_attention(np.ones((3, 2)), np.eye(2), np.eye(2), np.ones((2, 3)), source=np.ones((4, 2)), pad=1)
+    >>> r.A.shape, r.O.shape, r.A[0].round(4).tolist()
+    ((3, 4), (3, 3), [0.3333, 0.3333, 0.3333, 0.0])
+    """
+    X = as_matrix(X, "X")
+    source = X if source is None else as_matrix(source, "Xs")
+    Wq, Wk, Wv = as_matrix(Wq, "Wq"), as_matrix(Wk, "Wk"), as_matrix(Wv, "Wv")
+    if source.shape[1] != X.shape[1]:
+        raise AttentionInputError(
+            "shape", f"Xs must have as many features as X: X is {X.shape}, Xs is {source.shape}")
+    for name, W in (("Wq", Wq), ("Wk", Wk), ("Wv", Wv)):
+        if W.shape[0] != X.shape[1]:
+            raise AttentionInputError(
+                "shape", f"{name} must have one row per feature of X: X is {X.shape}, {name} is {W.shape}")
+    n, m = X.shape[0], source.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q, K, V = X @ Wq, source @ Wk, source @ Wv
+    for name, left, W, table in (("Q", X, Wq, Q), ("K", source, Wk, K), ("V", source, Wv, V)):
+        _check_overflow(table, f"{name} overflows (溢出): {name} = X·W{name.lower()}", left, W)
+    mask = padding_mask(n, m, pad)
+    if _check_causal(causal):
+        mask = mask + causal_mask(n, m, diagonal=m - n)
+    return scaled_dot_product_attention(Q, K, V, mask=mask)

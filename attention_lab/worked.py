@@ -124,6 +124,8 @@ _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: belongs to.  The lab's step-through (render.js ``LINE_STAGE``) uses the same table.
 STAGE = {
     "receiver": 0, "readable": 0, "masked_pos": 0,
+    # A padded key (the shapes lab's pad): only attention.js writes it (its results know pad).
+    "masked_pad": 0,
     "step1": 1, "dot": 1, "raw_scores": 1,
     "step2": 2, "scaled": 2, "no_scaling": 2,
     "step3": 3, "add_mask": 3, "mask_hides": 3, "mask_none": 3,

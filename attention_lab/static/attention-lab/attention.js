@@ -121,14 +121,16 @@
     return out;
   }
 
-  /** Additive causal mask (n, m): 0 on and below the diagonal, -Infinity above. */
-  function causalMask(n, m) {
+  /** Additive causal mask (n, m): 0 on and below the diagonal, -Infinity above; `diagonal`
+   *  shifts it as torch.tril's (m - n: bottom-right, as a KV cache needs). */
+  function causalMask(n, m, diagonal) {
     if (m === undefined) m = n;
+    diagonal = diagonal || 0;
     if (!(n >= 1 && m >= 1)) throw new Error("mask shape must be positive; got (" + n + ", " + m + ")");
     var out = [];
     for (var i = 0; i < n; i++) {
       var row = [];
-      for (var j = 0; j < m; j++) row.push(j <= i ? 0 : -Infinity);
+      for (var j = 0; j < m; j++) row.push(j <= i + diagonal ? 0 : -Infinity);
       out.push(row);
     }
     return out;
@@ -249,6 +251,45 @@
       checkOverflow(P[name], name + " overflows (溢出): " + name + " = X·W" + name.toLowerCase(), X, Wn);
     });
     return scaledDotProductAttention(P.Q, P.K, P.V, { d_k: dK, causal: causal });
+  }
+
+  /** As core.padding_mask: the last `pad` keys -Infinity for every query (0 <= pad < m). */
+  function paddingMask(n, m, pad) {
+    if (!(pad >= 0 && pad < m && Math.floor(pad) === pad)) {
+      throw inputError("mask", "pad must be a whole number from 0 to " + (m - 1) + " (m = " + m + "); got " + describe(pad));
+    }
+    var out = [];
+    for (var i = 0; i < n; i++) out.push(new Array(m).fill(0).map(function (_, j) { return j < m - pad ? 0 : -Infinity; }));
+    return out;
+  }
+
+  /** As core.general_attention: Q = X Wq; K, V from `source` (cross) or X (self); causal aligned
+   *  bottom-right; the last `pad` keys masked.  The result also carries `pad` and `causal`. */
+  function generalAttention(X, Wq, Wk, Wv, source, causal, pad) {
+    asMatrix(X, "X");
+    source = source ? asMatrix(source, "Xs") : X;
+    asMatrix(Wq, "Wq"); asMatrix(Wk, "Wk"); asMatrix(Wv, "Wv");
+    if (source[0].length !== X[0].length) {
+      throw inputError("shape", "Xs must have as many features as X: X is " + shape(X) + ", Xs is " + shape(source));
+    }
+    var W = { Wq: Wq, Wk: Wk, Wv: Wv }, P = {};
+    ["Q", "K", "V"].forEach(function (name) {
+      var w = "W" + name.toLowerCase(), left = name === "Q" ? X : source;
+      if (W[w].length !== X[0].length) {
+        throw inputError("shape", w + " must have one row per feature of X: X is " + shape(X) + ", " + w + " is " + shape(W[w]));
+      }
+      P[name] = matmul(left, W[w]);
+      checkOverflow(P[name], name + " overflows (溢出): " + name + " = X·" + w, left, W[w]);
+    });
+    var n = X.length, m = source.length, mask = paddingMask(n, m, pad || 0);
+    if (checkCausal(causal === undefined ? false : causal)) {
+      var C = causalMask(n, m, m - n);
+      mask = mask.map(function (row, i) { return row.map(function (v, j) { return v + C[i][j]; }); });
+    }
+    var r = scaledDotProductAttention(P.Q, P.K, P.V, { mask: mask });
+    r.pad = pad || 0;
+    r.causal = !!causal;
+    return r;
   }
 
   // ---------------------------------------------------------------- params
@@ -630,7 +671,7 @@
   /** Each worked template's stage (0: the row's objects; 1..5: q·k, ÷√d_k, + M, softmax, × V),
    *  as worked.STAGE; the step-through follows it. */
   var WORKED_STAGE = {};
-  ["receiver readable masked_pos", "step1 dot raw_scores", "step2 scaled no_scaling",
+  ["receiver readable masked_pos masked_pad", "step1 dot raw_scores", "step2 scaled no_scaling",
     "step3 add_mask mask_hides mask_none", "step4 sub_max exp exp_sum shares masked_share",
     "step5 out_cell output"].forEach(function (keys, stage) {
     keys.split(" ").forEach(function (k) { WORKED_STAGE[k] = stage; });
@@ -651,19 +692,20 @@
 
   /** worked.worked_steps: [{kind, key, stage, text, j?, c?}].  templates: strings_zh.json's
    *  "worked".  Without result.M (the kernel lab's result), M is −∞ where S is, else 0. */
-  function workedSteps(result, row, templates, tokens) {
+  function workedSteps(result, row, templates, tokens, keyTokens) {
     tokens = tokens || TOKENS;
-    var n = result.S.length, m = result.S[0].length;
+    var n = result.S.length, m = result.S[0].length, pad = result.pad || 0;
     if (!(row >= 0 && row < n) || Math.floor(row) !== row) throw new Error("row must be in 0.." + (n - 1) + "; got " + row);
     var i = row, t = templates;
-    function tok(j) { return j < tokens.length ? tokens[j] : String(j); }
+    var keys = keyTokens || tokens;  // cross-attention: the source side's tokens
+    function tok(j, own) { var t = own ? tokens : keys; return j < t.length ? t[j] : String(j); }
     var q = result.Q[i], raw = result.raw_scores[i], S = result.S[i], A = result.A[i], O = result.O[i];
     var root = Math.sqrt(result.d_k);  // as the core divides: S = raw / √d_k + M
     var scaled = raw.map(function (v) { return v / root; });
     var mask = result.M ? result.M[i] : S.map(function (s) { return s === -Infinity ? -Infinity : 0; });
     var readable = S.map(function (s) { return s !== -Infinity; });
     var dK = fmt(result.d_k);
-    var common = { i: i, qi: "q" + subscript(i), oi: "o" + subscript(i), row_tok: tok(i), d_k: dK };
+    var common = { i: i, qi: "q" + subscript(i), oi: "o" + subscript(i), row_tok: tok(i, 1), d_k: dK };
     var lines = [];
     function add(kind, key, values) {
       var all = {};
@@ -677,7 +719,7 @@
     var range = [];
     for (var j = 0; j < m; j++) range.push(j);
 
-    add("line", "receiver", { tok: tok(i), q: vec(q), eq_q: eqSign(q) });
+    add("line", "receiver", { tok: tok(i, 1), q: vec(q), eq_q: eqSign(q) });
     range.forEach(function (j) {
       var ctx = { j: j, tok: tok(j), kj: "k" + subscript(j), vj: "v" + subscript(j),
         k: vec(result.K[j]), eq_k: eqSign(result.K[j]) };
@@ -685,7 +727,7 @@
         ctx.v = vec(result.V[j]); ctx.eq_v = eqSign(result.V[j]);
         add("line", "readable", ctx);
       }
-      else add("note", "masked_pos", ctx);
+      else add("note", j >= m - pad ? "masked_pad" : "masked_pos", ctx);
     });
 
     add("head", "step1");  // q·k for every key, masked or not
@@ -694,7 +736,7 @@
         expr: q.map(function (a, p) { return factor(a) + "×" + factor(result.K[j][p]); }).join("+"),
         eq: sumEq(q.map(function (a, p) { return [a, result.K[j][p]]; }), raw[j]), value: fmt(raw[j]) });
     });
-    add("line", "raw_scores", { vec: vec(raw), order: "[" + range.map(tok).join(", ") + "]" });
+    add("line", "raw_scores", { vec: vec(raw), order: "[" + range.map(function (j) { return tok(j); }).join(", ") + "]" });
 
     add("head", "step2");
     var scaledExpr = "[" + range.map(function (j) { return fmt(raw[j]) + "/√" + dK; }).join(", ") + "]";
@@ -735,8 +777,8 @@
     return lines;
   }
 
-  function workedText(result, row, templates, tokens) {
-    return workedSteps(result, row, templates, tokens).map(function (l) { return l.text; }).join("\n");
+  function workedText(result, row, templates, tokens, keyTokens) {
+    return workedSteps(result, row, templates, tokens, keyTokens).map(function (l) { return l.text; }).join("\n");
   }
 
   return {
@@ -748,6 +790,8 @@
     matmul: matmul,
     transpose: transpose,
     causalMask: causalMask,
+    paddingMask: paddingMask,
+    generalAttention: generalAttention,
     softmax: softmax,
     scaledDotProductAttention: scaledDotProductAttention,
     attention: attention,

@@ -1,0 +1,85 @@
+"""Test vectors for the shapes lab's JavaScript core (attention.js ``generalAttention``), made by
+the Python core (:func:`attention_lab.core.general_attention`).
+
+Many shapes (n, m 1..6; d_model, d_k, d_v 1..4), self and cross, causal (bottom-right aligned
+when n != m) and padded (the last ``pad`` keys).  Each vector: the input tables ``X``, ``Xs``
+(``None`` in self mode), ``Wq``, ``Wk``, ``Wv``, ``causal``, ``pad``, every result table
+``Q K V M S A O`` (``-inf`` as the string ``"-Infinity"``), ``raw_scores``, ``d_k``, and for
+unpadded self-attention Python's worked text for every row (:func:`attention_lab.worked.worked_text`,
+the same tokens).  Regenerated at test time (tests/test_shapes_node.py); run alone to look:
+
+    python scripts/make_shape_vectors.py [out.json]      # default: stdout
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from attention_lab.core import AttentionInputError, general_attention
+from attention_lab.worked import worked_text
+
+MASKED = "-Infinity"
+TOKENS = ("甲", "乙", "丙", "丁", "戊", "己")
+
+
+def _table(a) -> list:
+    return [[MASKED if np.isneginf(v) else float(v) for v in row] for row in np.asarray(a)]
+
+
+def cases(n_random: int = 60, seed: int = 20) -> list[dict]:
+    """Random shapes and small values (halves), self and cross, causal (only n <= m: with n > m
+    the first n - m queries may read nothing, a refusal kept as one vector) and padded; plus the edges."""
+    rng = np.random.default_rng(seed)
+    out = []
+    fixed = [(1, 1, 1, 1, 1, False, False, 0), (6, 6, 4, 4, 4, False, True, 0), (6, 6, 4, 4, 4, False, True, 5),
+             (3, 4, 2, 2, 3, True, False, 1), (1, 6, 3, 2, 1, True, True, 0), (6, 1, 2, 3, 4, True, False, 0), (5, 2, 2, 2, 2, True, True, 0),
+             (2, 5, 1, 4, 2, True, True, 4), (4, 4, 2, 1, 3, False, False, 3)]
+    for n, m, d_model, d_k, d_v, cross, causal, pad in fixed:
+        out.append(dict(n=n, m=m, d_model=d_model, d_k=d_k, d_v=d_v, cross=cross, causal=causal, pad=pad))
+    for _ in range(n_random):
+        cross = bool(rng.integers(2))
+        n = int(rng.integers(1, 7))
+        m = int(rng.integers(1, 7)) if cross else n
+        out.append(dict(n=n, m=m, d_model=int(rng.integers(1, 5)), d_k=int(rng.integers(1, 5)),
+                        d_v=int(rng.integers(1, 5)), cross=cross, causal=n <= m and bool(rng.integers(2)),
+                        pad=int(rng.integers(0, m))))
+    for c in out:
+        def table(rows, cols, scale):
+            return (rng.integers(-6, 7, size=(rows, cols)) * scale).tolist()
+        c["X"] = table(c["n"], c["d_model"], 0.5)
+        c["Xs"] = table(c["m"], c["d_model"], 0.5) if c["cross"] else None
+        c["Wq"] = table(c["d_model"], c["d_k"], 0.25)
+        c["Wk"] = table(c["d_model"], c["d_k"], 0.25)
+        c["Wv"] = table(c["d_model"], c["d_v"], 1.0)
+    return out
+
+
+def vector(c: dict) -> dict:
+    v = {k: c[k] for k in ("X", "Xs", "Wq", "Wk", "Wv", "causal", "pad")}
+    try:
+        r = general_attention(c["X"], c["Wq"], c["Wk"], c["Wv"], source=c["Xs"], causal=c["causal"], pad=c["pad"])
+    except AttentionInputError as e:  # causal with n > m: the first n - m queries may read nothing
+        v["error"] = e.kind
+        return v
+    v.update({name: _table(getattr(r, name)) for name in ("Q", "K", "V", "M", "S", "A", "O")})
+    v["raw_scores"] = _table(r.raw_scores)
+    v["d_k"] = r.d_k
+    if not c["cross"] and not c["pad"]:
+        v["worked"] = [worked_text(r, i, TOKENS) for i in range(c["n"])]
+    return v
+
+
+def document() -> dict:
+    return {"tokens": list(TOKENS), "vectors": [vector(c) for c in cases()]}
+
+
+if __name__ == "__main__":
+    text = json.dumps(document(), ensure_ascii=False, indent=1)
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        print(text)
