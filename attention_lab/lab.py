@@ -38,7 +38,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .core import TOKENS, attention
-from .params import D_K_POWERS, PARAM_NAMES, RANGES, TABLES, coerce, default_params, range_of, refused, tables_from_params
+from .params import D_K_POWERS, PARAM_NAMES, RANGES, TABLES, coerce, default_params, refused, tables_from_params
 from .web import lab_html, strings
 from .widget import LabView, view_state
 from .worked import fmt
@@ -374,14 +374,9 @@ class AttentionLab:
             self._update()
 
     def _messages(self, params: dict) -> list[str]:
+        # A value at a range end is legal: no note (a clamped typed value has its own, from coerce).
         s = self.strings["lab"]
         messages = []
-        for name in PARAM_NAMES[:-2]:
-            r = range_of(name)
-            value = params[name]
-            if name not in self._notes and (value <= r.min or value >= r.max):
-                messages.append(s["at_bound"].replace("{name}", name).replace("{value}", fmt(value))
-                                .replace("{min}", fmt(r.min)).replace("{max}", fmt(r.max)))
         d_k = params["d_k"]
         if d_k == 1:
             messages.append(s["d_k_one"])

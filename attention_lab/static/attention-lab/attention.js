@@ -551,18 +551,11 @@
 
   // ---------------------------------------------------------------- status messages
 
-  /** As the kernel lab's _messages: entries at a range end, d_k not the width, causal off.
-   *  labStrings: strings_zh.json's "lab" section; ranges as in the page's config; noted: names
-   *  whose typed value already has its own note (no second note that it is at a range end). */
+  /** As the kernel lab's _messages: d_k = 1, d_k not the width, causal off.  A value at a range
+   *  end is legal and gets no note (a typed value that was clamped has its own, from coerce).
+   *  labStrings: strings_zh.json's "lab" section; ranges and noted: kept for the callers. */
   function messages(params, ranges, labStrings, noted) {
     var s = labStrings || {}, out = [];
-    PARAM_NAMES.slice(0, -2).forEach(function (name) {
-      var r = ranges[tableOf(name)], v = params[name];
-      if (s.at_bound && !(noted && noted.indexOf(name) >= 0) && (v <= r.min || v >= r.max)) {
-        out.push(s.at_bound.split("{name}").join(name).split("{value}").join(fmt(v))
-          .split("{min}").join(fmt(r.min)).split("{max}").join(fmt(r.max)));
-      }
-    });
     var dK = params.d_k;
     if (dK === 1 && s.d_k_one) out.push(s.d_k_one);
     if (dK !== 2 && s.d_k_not_width) out.push(s.d_k_not_width.split("{d_k}").join(fmt(dK)));
