@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_twin_browser import LAB_PAGE, Twin, boxes, python_result, query  # noqa: E402  (its page readers)
+from test_twin_browser import LAB_PAGE, Twin, boxes, expected_changes, python_result, query  # noqa: E402  (its page readers)
 
 from attention_lab.params import default_params
 from attention_lab.plotting import format_value
@@ -78,3 +78,92 @@ def test_a_big_screen_grows_the_tables_and_their_text(new_page, site_url):
     # ... and the page uses the width: the lab spans the window, not the theme's 60em column.
     left, _, right, _ = boxes(big_twin, ":scope")[0]
     assert right - left >= 1920 * 0.95
+
+
+def thumb_x(box, value, lo, hi):
+    """Where Chromium's 16 px range thumb sits for a value (its centre travels box.x + 8 .. right - 8)."""
+    return box["x"] + 8 + (box["width"] - 16) * (value - lo) / (hi - lo)
+
+
+MARKS = """r => Object.fromEntries([...r.querySelectorAll("td[data-changed]")].map(
+  td => [td.dataset.matrix + td.dataset.row + td.dataset.col, td.querySelector(".al-d").textContent]))"""
+
+
+def test_a_mouse_drag_marks_the_change_since_the_drag_began_once_let_go(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 658)
+    page, box = twin.page, twin.control("Wv[0,0]").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(thumb_x(box, 5, -20, 20), y)
+    page.mouse.down()
+    for k in range(1, 21):
+        page.mouse.move(thumb_x(box, 5 + 5 * k / 20, -20, 20), y)
+        if k == 10:
+            assert twin.root.evaluate(MARKS) == {}, "no marks flicker while the pointer is still down"
+    page.mouse.up()
+    assert twin.params()["Wv[0,0]"] == 10
+    marks = twin.root.evaluate(MARKS)
+    assert marks == expected_changes(default_params(), {**default_params(), "Wv[0,0]": 10.0})
+    assert marks["V00"] == "▲5" and marks["O00"] == "▲5"  # the whole drag (5 -> 10), not its last step
+    # Choosing another row changes no value: the marks stay.
+    twin.root.locator('button[data-lab-row-pick="0"]').first.click()
+    assert twin.root.evaluate(MARKS) == marks
+
+
+def test_predict_after_a_change_shows_nothing_about_a_and_o(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 658)
+    twin.root.locator('button[data-lab-action="predict"]').click()
+    twin.control("Wq[1,0]").focus()
+    twin.page.keyboard.press("ArrowRight")  # 爱's shares move
+    marks = twin.root.evaluate(MARKS)
+    assert marks and not [k for k in marks if k[0] in "AO"], marks
+    shown = twin.root.locator("td[data-matrix='A'], td[data-matrix='O']").evaluate_all(
+        "els => els.map(e => [e.className, e.innerText.trim(), e.hasAttribute('data-changed')])")
+    assert all(cls == shown[0][0] and text == "?" and not changed for cls, text, changed in shown), shown
+    twin.root.locator('button[data-lab-action="reveal"]').click()
+    assert {k[0] for k in twin.root.evaluate(MARKS)} >= {"A", "O"}
+
+
+def test_step_through_shows_each_stages_numbers_in_the_tables_beside_its_buttons_with_back_and_esc(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 658)
+    root, r = twin.root, python_result(default_params())
+    step, back = root.locator('button[data-lab-action="step"]'), root.locator('button[data-lab-action="back"]')
+    assert back.is_disabled()
+    s_row = lambda: root.locator('td[data-matrix="S"][data-row="1"] .al-v').all_text_contents()  # noqa: E731
+    for stage, want in ((1, r.raw_scores[1]), (2, r.raw_scores[1] / 2 ** 0.5), (3, r.S[1])):
+        step.click()
+        assert s_row() == [format_value(float(x)) for x in want], stage
+        lines = root.locator("[data-lab-stage-lines]")
+        key = {1: "raw_scores", 2: "scaled", 3: "add_mask"}[stage]
+        current = root.locator(f'[data-lab-worked] > p[data-line="{key}"]').text_content()
+        assert current in lines.inner_text()
+        # The buttons and the stage's lines are on screen with the tables, without scrolling.
+        for left, top, right, bottom in boxes(twin, "[data-lab-stage-lines], button[data-lab-action='step'], " + RESULTS):
+            assert top >= 0 and bottom <= 658, (stage, top, bottom)
+    back.click()
+    assert root.get_attribute("data-step") == "2" and s_row() == [format_value(float(x)) for x in r.raw_scores[1] / 2 ** 0.5]
+    twin.page.keyboard.press("Escape")
+    assert root.get_attribute("data-step") == "0" and s_row() == [format_value(float(x)) for x in r.S[1]]
+    assert root.locator("[data-lab-stage-lines]").inner_text() == "" and back.is_disabled()
+
+
+def test_notes_never_clip_and_never_move_the_tables(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 658)
+    before = boxes(twin, "td[data-matrix]")
+    twin.control("d_k").focus()
+    twin.page.keyboard.press("ArrowLeft")  # d_k = 1: two notes
+    twin.root.locator('input[data-param="causal"]').click()  # the mask off: a third
+    notes = twin.root.locator("[data-lab-notes] p")
+    assert notes.count() == 3
+    clipped = twin.root.locator("[data-lab-notes]").evaluate(
+        "n => n.scrollHeight > n.clientHeight + 1 || [...n.children].some(p => p.scrollWidth > p.clientWidth + 1)")
+    assert not clipped
+    after = boxes(twin, "td[data-matrix]")
+    assert all(abs(a - b) <= 1 for x, y in zip(after, before) for a, b in zip(x, y)), (before, after)
+
+
+def test_a_legal_value_at_a_range_end_gets_no_note(new_page, site_url):
+    """The chapter's experiment 3: Wq = [[3, 3], [−3, 3]], all legal values."""
+    params = {**default_params(), "Wq[0,0]": 3.0, "Wq[0,1]": 3.0, "Wq[1,0]": -3.0, "Wq[1,1]": 3.0}
+    twin = open_lab(new_page, site_url, 1024, 658, q=query(params))
+    assert twin.notes() == ""
+    assert twin.params()["Wq[1,0]"] == -3

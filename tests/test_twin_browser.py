@@ -701,12 +701,16 @@ def test_step_through_reveals_the_row_one_stage_at_a_time(lab_page):
     for stage in range(1, 6):
         step.click()
         assert twin.root.get_attribute("data-step") == str(stage)
-        want = (({f"S{row}0", f"S{row}1"} if stage < 3 else set()) | ({f"A{row}0", f"A{row}1"} if stage < 4 else set())
-                | ({f"O{row}0", f"O{row}1"} if stage < 5 else set()))
+        want = ({f"A{row}0", f"A{row}1"} if stage < 4 else set()) | ({f"O{row}0", f"O{row}1"} if stage < 5 else set())
         assert pending_cells(twin) == want, stage
         for code in want:
             assert not any(ch.isdigit() for ch in twin.root.locator(
                 f'td[data-matrix="{code[0]}"][data-row="{code[1]}"][data-col="{code[2]}"] .al-v').text_content())
+        # S's row shows the stage's numbers: raw q·k, then ÷ √d_k, then S (+ M).
+        r = python_result(default_params() if stage < 2 else {**default_params(), "Wv[0,0]": 5.5})
+        stage_row = {1: r.raw_scores[row], 2: r.raw_scores[row] / math.sqrt(2)}.get(stage, r.S[row])
+        assert twin.root.locator(f'td[data-matrix="S"][data-row="{row}"] .al-v').all_text_contents() == [
+            format_value(float(x)) for x in stage_row], stage
         assert twin.root.locator("[data-lab-worked] > p[data-current]").evaluate_all(
             "ps => ps.map(p => p.dataset.line)") == [current_line[stage]]
         if stage == 2:

@@ -168,7 +168,7 @@
     this.urlTimer = 0;
     // A pending address is written when the value settles: the pointer lets go (the slider's
     // change comes then too), the page is hidden or left (tab switch, reload, close).
-    var flush = function () { if (self.urlTimer) self.syncUrl(); };
+    var flush = function () { if (self.urlTimer) self.syncUrl(); self.view.settle(); };
     document.addEventListener("pointerup", flush, true);
     document.addEventListener("visibilitychange", flush);
     window.addEventListener("pagehide", flush);
@@ -191,7 +191,8 @@
         self.typedNotes = [];
         self.setParam(name, dk ? DK_POWERS[Number(slider.value)] : Number(slider.value), slider);
       });
-      slider.addEventListener("change", function () { self.syncUrl(); });  // let go, or a key press
+      // Let go, or a key press: the address is written and the view shows what the gesture changed.
+      slider.addEventListener("change", function () { self.syncUrl(); self.view.settle(); });
       function applyTyped() {
         var c = core.coerce(name, text.value, config.ranges, config.baseline, self.state.params[name]);
         self.typedNotes = c.note ? [c.note] : [];
@@ -284,7 +285,7 @@
       return null;
     }
     this.result = result;
-    this.view.update({ params: state.params, result: result, row: state.row, notes: notes });
+    this.view.update({ params: state.params, result: result, row: state.row, notes: notes, settling: !!later });
     if (later) this.syncUrlLater(); else this.syncUrl();
     return result;
   };

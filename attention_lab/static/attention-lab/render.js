@@ -221,7 +221,7 @@
 
     var toolbar = el("div", { "class": "al-toolbar" });
     var buttons = {};
-    ["step", "predict", "reveal"].forEach(function (action) {
+    ["step", "back", "predict", "reveal"].forEach(function (action) {
       var b = el("button", { type: "button", "class": "al-button", "data-lab-action": action }, (vs.buttons || {})[action] || action);
       b.addEventListener("click", function () { view[action](); });
       toolbar.appendChild(b);
@@ -250,10 +250,19 @@
     results.appendChild(sao);
     // Fixed-size boxes: what they say never moves the tables.
     var info = el("div", { "class": "al-info" });
+    // The stage's own worked lines, next to the step buttons (the worked text is below the fold).
+    var stageLines = info.appendChild(el("div", { "class": "al-stage-lines", "data-lab-stage-lines": "" }));
     var explain = el("p", { "class": "al-explain", id: explainId, "data-lab-explain": "" }, vs.explain_hint || "");
     info.appendChild(explain);
     var notes = el("div", { "class": "al-notes", role: "status", "aria-live": "polite", "data-lab-notes": "" });
     info.appendChild(notes);
+    // Stacked layouts give each note one line; this opens them whole (the wide layout always does).
+    var more = info.appendChild(el("button", { type: "button", "class": "al-notes-more", "aria-expanded": "false" }, vs.notes_more || "+"));
+    more.addEventListener("click", function () {
+      var open = more.getAttribute("aria-expanded") !== "true";
+      more.setAttribute("aria-expanded", String(open));
+      more.textContent = open ? vs.notes_less || "−" : vs.notes_more || "+";
+    });
     results.appendChild(info);
 
     var detail = el("section", { "class": "al-detail" });
@@ -314,20 +323,31 @@
 
     function isPending(name, i) {
       if (st.step === 0 || i !== st.row) return false;
-      // S = QKᵀ/√d_k + M is complete once the mask is added (stage 3): before that the row's
-      // S cells would show numbers the worked text has not reached (stage 1 shows raw q·k).
-      return (name === "S" && st.step < 3) || (name === "A" && st.step < 4) || (name === "O" && st.step < 5);
+      // The row's A waits for stage 4 (softmax), O for stage 5; S shows each stage's numbers (stageValue).
+      return (name === "A" && st.step < 4) || (name === "O" && st.step < 5);
+    }
+
+    /** While stepping, the row's S cells show the stage's numbers: raw q·k at stage 1, ÷ √d_k at
+     *  stage 2 (masked cells too: the mask comes at stage 3); null when the cell shows S itself. */
+    function stageValue(name, i, j) {
+      if (name !== "S" || i !== st.row || st.step === 0 || st.step > 2) return null;
+      var raw = st.fullResult.raw_scores[i][j];
+      return st.step === 1 ? raw : raw / Math.sqrt(st.fullResult.d_k);
     }
 
     function drawCell(name, i, j) {
       var cell = handles[name].cells[i][j];
+      var staged = stageValue(name, i, j);
       var v = st.result[name][i][j];
-      var masked = v === -Infinity;
+      var masked = v === -Infinity && staged === null;
       var pending = isPending(name, i);
       var hidden = st.predict && (name === "A" || name === "O");
       var maskedA = name === "A" && st.result.S[i][j] === -Infinity;
-      var prev = st.prev && st.prev[name][i][j];
-      var changed = st.prev !== null && !Object.is(prev, v) && !(prev === v);
+      // What changed since the gesture began (a whole drag, a key, a button), once it settled;
+      // predict hides it for A and O with their values.
+      var base = st.settled ? st.markBase : null;
+      var prev = base && base[name][i] && base[name][i][j];
+      var changed = !!base && !hidden && staged === null && !Object.is(prev, v) && !(prev === v);
       var deltaText = "";
       // A masked cell shows its label, not the change (one small line per cell, so a mark
       // never changes a cell's height); its frame still says it changed.
@@ -343,9 +363,10 @@
       // What the cell shows; each part is written only when it differs from what is there.
       var text = "?", mark = "", bg = "", fg = "", cls = "al-cell al-hidden-value";
       if (pending) text = vs.pending || "…";
+      if (staged !== null) { v = staged; cls = "al-cell al-staged"; }
       if (!pending && !hidden) {
         text = format(v);
-        cls = "al-cell";
+        cls = staged !== null ? cls : "al-cell";
         if (masked || maskedA) {
           cls += " al-masked";
           mark = vs.masked_label || "";
@@ -412,6 +433,16 @@
       }
     }
 
+    /** The current stage's lines (not its heading) beside the step buttons; none in predict's A/O stages. */
+    function drawStageLines() {
+      var here = [];
+      if (st.step && !(st.predict && st.step > 3)) Array.prototype.forEach.call(worked.children, function (p) {
+        if (p.getAttribute("data-stage") === String(st.step) && p.className !== "al-worked-head") here.push(p.textContent);
+      });
+      var text = here.join("\n");
+      if (stageLines.textContent !== text) stageLines.textContent = text;
+    }
+
     function drawAll() {
       TABLE_NAMES.forEach(function (name) {
         for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) drawCell(name, i, j);
@@ -427,7 +458,9 @@
         if (st.predict) root.setAttribute("data-predict", "true"); else root.removeAttribute("data-predict");
         buttons.predict.setAttribute("aria-pressed", st.predict ? "true" : "false");
         buttons.reveal.disabled = !st.predict;
+        buttons.back.disabled = st.step === 0;
       }
+      drawStageLines();
       if (st.active) link(st.active);
     }
     var drawnAs = null;
@@ -608,6 +641,7 @@
       link(null);
     }
     function onKey(e) {
+      if (e.key === "Escape" && st.step) { e.preventDefault(); st.step = 0; drawAll(); return; }  // Esc leaves the step-through
       var td = cellFrom(e.target);
       if (!td) return;
       var d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
@@ -642,6 +676,14 @@
       // Python's masked cells come as null: the worked text needs them as -Infinity too (else
       // "我"'s row would read the masked "爱" as readable).
       if (full === state.result) full = Object.assign({}, full, result);
+      // Change marks count from where the gesture began: state.settling (a slider still moving)
+      // keeps that start and holds the marks back until an update without it, or view.settle().
+      var same = st.result && TABLE_NAMES.every(function (n) { return JSON.stringify(st.result[n]) === JSON.stringify(result[n]); });
+      if (!same) {
+        if (!st.moving) st.markBase = st.result;
+        st.moving = !!state.settling;
+        st.settled = !st.moving;
+      }
       st.prev = st.result;
       st.params = params;
       st.result = result;
@@ -656,11 +698,13 @@
       return view;
     };
 
-    view.step = function () {
-      st.step = (st.step + 1) % 6;
+    view.step = function (back) {
+      st.step = back === true ? Math.max(0, st.step - 1) : (st.step + 1) % 6;
       if (st.result) drawAll();
       return st.step;
     };
+    view.back = function () { return view.step(true); };
+    view.settle = function () { if (st.moving) { st.moving = false; st.settled = true; if (st.result) drawAll(); } };
     view.predict = function () {
       st.predict = true;
       if (st.result) drawAll();
