@@ -1039,7 +1039,35 @@ def build_claims() -> list[Claim]:
     claims += name_claims(sc["x1_20"], self_check_tables()["x1_20"]["X"], where=("Q10",))
     claims += name_claims(sc["nomask"], t["X"], where=("Q11",))
     claims += name_claims(sc["dk8"], t["X"], where=("Q12",))
+    claims += shape_claims()
     return claims
+
+
+def shape_claims() -> list[Claim]:
+    """shapes.md: the shapes lab's defaults and its walk-through (attention_lab.shapes.walkthrough)."""
+    from attention_lab.shapes import compute, default_value, walkthrough
+
+    c = Claim
+    s1, s2, s3, s4 = walkthrough()
+    r1, r2, r3, r4 = (compute(s) for s in (s1, s2, s3, s4))
+    grown = sorted({default_value("X", i, j) for i in range(6) for j in range(4) if i >= 2 or j >= 2})
+    return [
+        c("the chapter's tables", r"(\d+)×(\d+)", [2, 2], where="shapes.md"),
+        c("a caption's shape", r"例如 S 分数表 \[(\d+), (\d+)\]", list(r3.S.shape), where="shapes.md"),
+        c("new X cells", r"X 格是 ([-−]?\d+)、([-−]?\d+)、([-−]?\d+) 中的一个", grown, where="shapes.md"),
+        c("new W cells", r"对角线上是 (\d+)、其余是 (\d+)", [default_value("Wq", 3, 3), default_value("Wq", 3, 2)],
+          where="shapes.md"),
+        c("step 1", r"把 n 改成 (\d+)", [s1["n"]], where="shapes.md"),
+        c("step 1's S", r"S 和 A 变成 \[(\d+), (\d+)\]", list(r1.S.shape), where="shapes.md"),
+        c("step 2", r"把 d_v 改成 (\d+)", [s2["d_v"]], where="shapes.md"),
+        c("step 2's O", r"V 和 O 变成 \[(\d+), (\d+)\]", list(r2.O.shape), where="shapes.md"),
+        c("step 2's S", r"S、A 仍是 \[(\d+), (\d+)\]", list(r2.S.shape), where="shapes.md"),
+        c("step 3", r"把 m 改成 (\d+)", [s3["m"]], where="shapes.md"),
+        c("step 3's S", r"S 变成 \[(\d+), (\d+)\]", list(r3.S.shape), where="shapes.md"),
+        c("step 3's keys", r"读 (\d+) 个源位置", [r3.S.shape[1]], where="shapes.md"),
+        c("step 4", r"把填充 p 改成 (\d+)", [s4["pad"]], where="shapes.md"),
+        c("step 4's column", r"份额全是 (\d+)", [float(r4.A[:, -1].max())], where="shapes.md"),
+    ]
 
 
 def self_check_tables() -> dict:

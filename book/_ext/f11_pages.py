@@ -215,10 +215,15 @@ def page_assets(app, pagename, templatename, context, doctree):
     * sphinx-design's CSS and script only on pages using its components, the lab's CSS only on
       pages with a lab.  (``search.html`` adds its own scripts: ``_templates/search.html``.)
     """
+    from attention_lab.shapes import SHAPES_JS
     from attention_lab.web import TWIN_JS
 
     body = context.get("body", "") or ""
     has_lab = "data-attention-lab" in body
+    # The 2x2 lab (app.js) and the shapes lab (shapes.js) share attention.js and render.js;
+    # a page loads the files of the labs it has.
+    has_shapes = "data-shapes-lab-config" in body
+    lab_js = set((TWIN_JS if "data-attention-lab-config" in body else ()) + (SHAPES_JS if has_shapes else ()))
     has_design = re.search(r'class="[^"]*\bsd-', body) is not None
     js_tag = context["js_tag"]
     files = sorted(context["script_files"], key=lambda js: js.priority)
@@ -234,8 +239,8 @@ def page_assets(app, pagename, templatename, context, doctree):
         elif name == "_static/documentation_options.js":
             local = Path(app.outdir) / name
             first.insert(0, "<script>" + local.read_text("utf-8").strip() + "</script>")
-        elif any(name == f"_static/attention-lab/{f}" for f in TWIN_JS):
-            if has_lab:
+        elif any(name == f"_static/attention-lab/{f}" for f in TWIN_JS + SHAPES_JS):
+            if name.rsplit("/", 1)[-1] in lab_js:
                 lab.append(_SRC.search(tag).group(1))
         elif name.endswith("design-tabs.js") and not has_design:
             continue
@@ -255,6 +260,7 @@ def page_assets(app, pagename, templatename, context, doctree):
         def wanted(c) -> bool:
             name = str(getattr(c, "filename", "") or "")
             return not ((name.startswith("_static/attention-lab/") and not has_lab)
+                        or (name == "_static/attention-lab/shapes.css" and not has_shapes)
                         or (name.endswith("sphinx-design.min.css") and not has_design))
         context["css_files"] = [c for c in css if wanted(c)]
 

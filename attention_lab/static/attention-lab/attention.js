@@ -407,7 +407,8 @@
    *  ranges: {X: {min, max, step}, ...}; baseline: flat default params; current: the
    *  control's value now, kept when `raw` is refused (baseline when not given). */
   function coerce(name, raw, ranges, baseline, current) {
-    if (PARAM_NAMES.indexOf(name) < 0) throw new Error("unknown parameter " + name);
+    // The shapes lab's cells (Xs[5,3], Wv[0,3]...) take their table's range.
+    if (PARAM_NAMES.indexOf(name) < 0 && !(/\[\d+,\d+\]$/.test(name) && ranges[tableOf(name)])) throw new Error("unknown parameter " + name);
     if (name === "causal") {
       if (raw === true || raw === false) return { value: raw, note: null };
       var text = String(raw).trim().toLowerCase();

@@ -201,7 +201,7 @@
     if (!core) throw new Error("attention lab view: AttentionLabCore (attention.js) is not loaded");
     var strings = options.strings || {};
     var vs = strings.view || {}, tw = strings.twin || {}, labStr = strings.lab || {};
-    var tokens = strings.tokens || core.TOKENS;
+    var tokens = strings.tokens || core.TOKENS, keyTokens = tokens;  // query side, key side (cross)
     var format = core.formatValue;
     var root = (container.closest && container.closest("[data-attention-lab]")) || container;
     if (!root.hasAttribute("data-attention-lab")) root.setAttribute("data-attention-lab", "");
@@ -234,19 +234,36 @@
 
     var sao = el("div", { "class": "al-sao" });
     var qkvBox = el("div", { "class": "al-qkv" });
-    var handles = {};
-    ["S", "A", "O", "Q", "K", "V"].forEach(function (name) {
-      var scoreLike = name === "S" || name === "A";
-      handles[name] = createMatrix(scoreLike || name === "O" ? sao : qkvBox, {
-        name: name,
-        title: (strings.tables && strings.tables[name]) || name,
-        rows: tokens.slice(0, 2),
-        cols: scoreLike ? tokens.slice(0, 2) : [0, 1].map(function (c) { return fill(tw.cell || "{c}", { c: c }); }),
-        rowPick: scoreLike || name === "O" ? (vs.row_pick || true) : null,
-        explainId: explainId,
-        legend: legend(name, strings, format)
+    var handles = {}, builtAs = null;
+    /** The six tables for n queries, m keys, widths dk and dv (the 2x2 lab: built once, at mount);
+     *  options.shapeCaptions adds each table's shape to its caption ("S 分数表 [3, 4]"). */
+    function build(n, m, dk, dv) {
+      var key = [n, m, dk, dv, tokens.join("\u0001"), keyTokens.join("\u0001")].join("|");
+      if (key === builtAs) return false;
+      builtAs = key;
+      while (sao.firstChild) sao.removeChild(sao.firstChild);
+      while (qkvBox.firstChild) qkvBox.removeChild(qkvBox.firstChild);
+      ["S", "A", "O", "Q", "K", "V"].forEach(function (name) {
+        var scoreLike = name === "S" || name === "A", keyRows = name === "K" || name === "V";
+        var rows = keyRows ? keyTokens.slice(0, m) : tokens.slice(0, n);
+        var cols = scoreLike ? keyTokens.slice(0, m) : range(name === "V" || name === "O" ? dv : dk).map(function (c) {
+          return fill(tw.cell || "{c}", { c: c });
+        });
+        var title = (strings.tables && strings.tables[name]) || name;
+        handles[name] = createMatrix(scoreLike || name === "O" ? sao : qkvBox, {
+          name: name,
+          title: options.shapeCaptions ? title + " [" + rows.length + ", " + cols.length + "]" : title,
+          rows: rows,
+          cols: cols,
+          rowPick: scoreLike || name === "O" ? (vs.row_pick || true) : null,
+          explainId: explainId,
+          legend: legend(name, strings, format)
+        });
       });
-    });
+      return true;
+    }
+    function range(k) { var out = []; for (var c = 0; c < k; c++) out.push(c); return out; }
+    build(2, 2, 2, 2);
     results.appendChild(sao);
     // Fixed-size boxes: what they say never moves the tables.
     var info = el("div", { "class": "al-info" });
@@ -318,8 +335,11 @@
 
     function cellName(name, i, j) {
       var scoreLike = name === "S" || name === "A";
-      return name + "[" + tokens[i] + "," + (scoreLike ? tokens[j] : fill(tw.cell || "{c}", { c: j })) + "]";
+      return name + "[" + (name === "K" || name === "V" ? keyTokens : tokens)[i] + "," +
+        (scoreLike ? keyTokens[j] : fill(tw.cell || "{c}", { c: j })) + "]";
     }
+    /** Key j of the result is padded (the shapes lab's pad), not hidden by the causal mask. */
+    function padded(j) { var r = st.fullResult; return !!r.pad && j >= r.S[0].length - r.pad; }
 
     function isPending(name, i) {
       if (st.step === 0 || i !== st.row) return false;
@@ -393,10 +413,10 @@
     function drawWorked() {
       var r = st.fullResult, row = st.row;
       // Its inputs: the params (the result follows from them) and the row.
-      var key = core.PARAM_NAMES.map(function (n) { return st.params[n]; }).join() + "|" + row;
+      var key = st.key + "|" + row;
       if (key === workedKey) return;
       workedKey = key;
-      var lines = core.workedSteps(r, row, strings.worked || {}, tokens);
+      var lines = core.workedSteps(r, row, strings.worked || {}, tokens, keyTokens);
       var children = worked.children;
       for (var k = 0; k < lines.length; k++) {
         var node = children[k];
@@ -445,7 +465,7 @@
 
     function drawAll() {
       TABLE_NAMES.forEach(function (name) {
-        for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) drawCell(name, i, j);
+        handles[name].cells.forEach(function (row, i) { row.forEach(function (_, j) { drawCell(name, i, j); }); });
         handles[name].picks.forEach(function (b, i) {
           var pressed = i === st.row ? "true" : "false";
           if (b.getAttribute("aria-pressed") !== pressed) b.setAttribute("aria-pressed", pressed);
@@ -477,7 +497,7 @@
 
     function cellsOf(name, pick) {
       var out = [];
-      for (var i = 0; i < 2; i++) for (var j = 0; j < 2; j++) if (pick(i, j)) out.push(handles[name].cells[i][j].td);
+      handles[name].cells.forEach(function (row, i) { row.forEach(function (c, j) { if (pick(i, j)) out.push(c.td); }); });
       return out;
     }
 
@@ -503,7 +523,7 @@
       var r = st.result, row = st.row, out = [];
       if (name === "S") {
         out = cellsOf("Q", function (a) { return a === i; }).concat(cellsOf("K", function (a) { return a === j; }));
-        if (r.S[i][j] === -Infinity) out = out.concat(sources(["causal"]));
+        if (r.S[i][j] === -Infinity) out = out.concat(sources([padded(j) ? "pad" : "causal"]));
         if (i === row) out = out.concat(lines("dot", "data-j", j), lines("scaled"), lines("add_mask"), lines("mask_hides", "data-j", j));
       } else if (name === "A") {
         out = cellsOf("S", function (a) { return a === i; });
@@ -512,8 +532,9 @@
         out = cellsOf("A", function (a) { return a === i; }).concat(cellsOf("V", function (a, b) { return b === j; }));
         if (i === row) out = out.concat(lines("out_cell", "data-c", j));
       } else {
-        var w = PARAM_TABLE[name];
-        out = sources(["X[" + i + ",0]", "X[" + i + ",1]", w + "[0," + j + "]", w + "[1," + j + "]"]);
+        var w = PARAM_TABLE[name], x = name !== "Q" && st.tables.Xs ? "Xs" : "X", names = [];
+        st.tables.X[0].forEach(function (_, p) { names.push(x + "[" + i + "," + p + "]", w + "[" + p + "," + j + "]"); });
+        out = sources(names);
         if (name === "Q" && i === row) out = out.concat(lines("receiver"));
         if (name !== "Q") out = out.concat(lines("readable", "data-j", i), lines("masked_pos", "data-j", i));
       }
@@ -535,7 +556,8 @@
     function explainText(name, i, j) {
       var r = st.result, e = vs.explain || {};
       var base = { cell: cellName(name, i, j), value: format(r[name][i][j]), d_k: core.fmt(st.fullResult.d_k),
-        row_tok: tokens[i], col_tok: tokens[j], i: i, j: j };
+        row_tok: tokens[i], col_tok: keyTokens[j], i: i, j: j };
+      var pad = padded(j) && (name === "S" || name === "A") ? "_pad" : "";
       if ((name === "A" || name === "O") && st.predict) return e.hidden || "";
       if (isPending(name, i)) return e.pending || "";
       if (name === "S") {
@@ -548,13 +570,13 @@
           base.eq_raw = eqSign(dotShown(r.Q[i], r.K[j]), raw);
           base.scaled = format(scaled);
           base.eq_scaled = eqSign(shownNum(raw) / Math.sqrt(st.fullResult.d_k), scaled);
-          return fill(e.S_masked, base);
+          return fill(e["S_masked" + pad], base);
         }
         base.eq = eqSign(dotShown(r.Q[i], r.K[j]) / Math.sqrt(st.fullResult.d_k), r.S[i][j]);
         return fill(e.S, base);
       }
       if (name === "A") {
-        if (r.S[i][j] === -Infinity) return fill(e.A_masked, base);
+        if (r.S[i][j] === -Infinity) return fill(e["A_masked" + pad], base);
         base.s = format(r.S[i][j]);
         var readable = r.S[i].filter(function (s) { return s !== -Infinity; });
         base.sum = readable.map(function (s) { return "exp(" + format(s) + ")"; }).join(" + ");
@@ -567,7 +589,7 @@
         base.eq = eqSign(dotShown(r.A[i], r.V.map(function (v) { return v[j]; })), r.O[i][j]);
         return fill(e.O, base);
       }
-      var w = PARAM_TABLE[name], X = st.tables.X, W = st.tables[w];
+      var w = PARAM_TABLE[name], X = st.tables[name !== "Q" && st.tables.Xs ? "Xs" : "X"], W = st.tables[w];
       base.w = w;
       base.expr = X[i].map(function (x, p) { return factor(x) + "×" + factor(W[p][j]); }).join(" + ");
       base.eq = eqSign(dotShown(X[i], W.map(function (w) { return w[j]; })), r[name][i][j]);
@@ -646,19 +668,21 @@
       if (!td) return;
       var d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
       if (!d) return;
-      var name = td.getAttribute("data-matrix");
+      var name = td.getAttribute("data-matrix"), cells = handles[name].cells;
       var i = Number(td.getAttribute("data-row")) + d[0], j = Number(td.getAttribute("data-col")) + d[1];
-      if (i < 0 || i > 1) return;
-      if (j < 0 || j > 1) {
+      if (i < 0 || i >= cells.length) return;
+      if (j < 0 || j >= cells[0].length) {
         // Past a table's left or right edge: on into the neighbouring table (S A O, Q K V).
         var order = "SAO".indexOf(name) >= 0 ? "SAO" : "QKV";
         var next = order.charAt(order.indexOf(name) + (j < 0 ? -1 : 1));
         if (!next) return;
         name = next;
-        j = j < 0 ? 1 : 0;
+        cells = handles[name].cells;
+        i = Math.min(i, cells.length - 1);
+        j = j < 0 ? cells[0].length - 1 : 0;
       }
       e.preventDefault();
-      handles[name].cells[i][j].td.focus();
+      cells[i][j].td.focus();
     }
     var listeners = { mouseover: onOver, mouseout: onOut, focusin: onFocusIn, focusout: onFocusOut,
       keydown: onKey, click: onClick };
@@ -676,6 +700,11 @@
       // Python's masked cells come as null: the worked text needs them as -Infinity too (else
       // "我"'s row would read the masked "爱" as readable).
       if (full === state.result) full = Object.assign({}, full, result);
+      // A driver of other shapes (the shapes lab) gives its tables, tokens and a key of its state.
+      if (state.tokens) tokens = state.tokens;
+      keyTokens = state.keyTokens || tokens;
+      var n = result.S.length, rebuilt = build(n, result.S[0].length, result.Q[0].length, result.V[0].length);
+      if (rebuilt) { st.result = null; st.active = focused = null; }
       // Change marks count from where the gesture began: state.settling (a slider still moving)
       // keeps that start and holds the marks back until an update without it, or view.settle().
       var same = st.result && TABLE_NAMES.every(function (n) { return JSON.stringify(st.result[n]) === JSON.stringify(result[n]); });
@@ -688,8 +717,9 @@
       st.params = params;
       st.result = result;
       st.fullResult = full;
-      st.tables = core.tablesFromParams(params);
-      st.row = state.row === 0 ? 0 : 1;
+      st.tables = state.tables || core.tablesFromParams(params);
+      st.key = state.key !== undefined ? state.key : core.PARAM_NAMES.map(function (n) { return params[n]; }).join();
+      st.row = state.row >= 1 && state.row < n && state.row % 1 === 0 ? state.row : (state.row === 0 ? 0 : Math.min(1, n - 1));
       st.notes = state.notes || [];
       drawWorked();
       drawAll();

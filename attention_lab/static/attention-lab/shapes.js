@@ -1,0 +1,452 @@
+/* F11 shapes lab (形状实验台) on the static site: its controls and its address (shapes.js).
+ *
+ * For every [data-shapes-lab] root: read its JSON config (<script data-shapes-lab-config>, made by
+ * attention_lab.shapes.shapes_config), build the controls (shape numbers, self/cross, causal, pad,
+ * the input tables X, Xs, Wq, Wk, Wv as tables of text boxes, token names, examples, copy link) and
+ * hand them to the one view (render.js mountView, with shapeCaptions), which draws Q, K, V, S, A, O
+ * and the worked text.  One state object (attention_lab/shapes.py's docstring); every change goes
+ * through set() -> update(): attention.js generalAttention, view.update, the address.
+ *
+ * A shape change keeps every cell that remains; new cells start from config.defaults (Python's
+ * shapes.default_value), new tokens from config.default_tokens.  The address:
+ * ?n=3&d_model=2&d_k=2&d_v=3&mode=cross&m=4&causal=0&pad=1&X=..&Xs=..&Wq=..&Wk=..&Wv=..&row=0&tok=..&src=..
+ * (tables row by row, comma lists); a link that does not fit (a shape out of range, a table with
+ * the wrong count, pad >= m...) is refused part by part with a note, and the nearest valid state shown.
+ */
+(function () {
+  "use strict";
+  if (typeof window === "undefined" || typeof document === "undefined") return;
+  var core = window.AttentionLabCore, render = window.AttentionLabRender;
+  var TABLES = ["X", "Xs", "Wq", "Wk", "Wv"], SHAPES = ["n", "m", "d_model", "d_k", "d_v"];
+  var count = 0;
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function fill(t, v) {
+    t = String(t || "");
+    Object.keys(v).forEach(function (k) { t = t.split("{" + k + "}").join(String(v[k])); });
+    return t;
+  }
+  function clone(x) { return JSON.parse(JSON.stringify(x)); }
+  function short(t) { t = String(t); return t.length > 24 ? t.slice(0, 24) + "…" : t; }
+
+  /** (rows, cols) of input table `t`; m is the source side's (cross mode). */
+  function dims(t, s) {
+    return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, s.d_k], Wk: [s.d_model, s.d_k],
+      Wv: [s.d_model, s.d_v] }[t];
+  }
+  /** Keys and values: m in cross mode, n in self mode. */
+  function keysOf(s) { return s.mode === "cross" ? s.m : s.n; }
+
+  /** The state brought to its shape: cells that remain keep their values, new ones take the
+   *  defaults; tokens likewise; pad and row inside their new ranges. */
+  function fit(s, config) {
+    var out = clone(s);
+    TABLES.forEach(function (t) {
+      var d = dims(t, out), old = s.tables[t] || [];
+      out.tables[t] = [];
+      for (var i = 0; i < d[0]; i++) {
+        var row = [];
+        for (var j = 0; j < d[1]; j++) row.push(old[i] && old[i][j] !== undefined ? old[i][j] : config.defaults[t][i][j]);
+        out.tables[t].push(row);
+      }
+    });
+    function names(list, k, defaults) {
+      list = (list || []).slice(0, k);
+      while (list.length < k) list.push(defaults[list.length]);
+      return list;
+    }
+    out.tokens = names(s.tokens, out.n, config.default_tokens);
+    out.source_tokens = names(s.source_tokens, out.m, config.default_source_tokens);
+    out.pad = Math.min(out.pad, keysOf(out) - 1);
+    out.row = Math.min(out.row, out.n - 1);
+    if (out.mode === "cross") out.causal = false;
+    return out;
+  }
+
+  function compute(s) {
+    var t = s.tables;
+    return core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null,
+      s.mode === "self" && !!s.causal, s.pad);
+  }
+
+  // ---------------------------------------------------------------- the address
+
+  function flat(table) { return table.map(function (r) { return r.join(","); }).join(","); }
+
+  function toQuery(s) {
+    var parts = ["n=" + s.n];
+    if (s.mode === "cross") parts.push("mode=cross", "m=" + s.m);
+    parts.push("d_model=" + s.d_model, "d_k=" + s.d_k, "d_v=" + s.d_v);
+    if (s.mode === "self") parts.push("causal=" + (s.causal ? "1" : "0"));
+    parts.push("pad=" + s.pad);
+    TABLES.forEach(function (t) { if (t !== "Xs" || s.mode === "cross") parts.push(t + "=" + flat(s.tables[t])); });
+    parts.push("row=" + s.row);
+    parts.push("tok=" + s.tokens.map(encodeURIComponent).join(","));
+    if (s.mode === "cross") parts.push("src=" + s.source_tokens.map(encodeURIComponent).join(","));
+    return parts.join("&");
+  }
+
+  /** A query string over the baseline: {state, notes, found}.  Everything is data: numbers parsed
+   *  and checked, texts shown with textContent; whatever does not fit is said in a note. */
+  function fromQuery(search, config) {
+    var ss = config.strings.shapes || {}, notes = [], seen = {}, q = {};
+    search = String(search || "").replace(/^\?/, "");
+    var base = clone(config.examples.baseline);
+    if (!search) return { state: base, notes: notes, found: false };
+    if (search.length > 4000) return { state: base, notes: [config.strings.twin.link_too_long], found: true };
+    search.split("&").forEach(function (pair) {
+      if (!pair) return;
+      var eq = pair.indexOf("="), key;
+      try { key = decodeURIComponent(eq < 0 ? pair : pair.slice(0, eq)); } catch (e) { notes.push(ss.link_bad + short(pair)); return; }
+      if (key === "highlight") return;
+      if (seen[key]) notes.push(ss.link_repeated + short(key));
+      seen[key] = true;
+      q[key] = eq < 0 ? "" : pair.slice(eq + 1);
+    });
+    var known = SHAPES.concat(TABLES, ["mode", "causal", "pad", "row", "tok", "src"]);
+    Object.keys(q).forEach(function (k) { if (known.indexOf(k) < 0) notes.push(ss.link_unknown + short(k)); });
+    function text(k) { try { return decodeURIComponent(q[k].replace(/\+/g, " ")); } catch (e) { return q[k]; } }
+    var s = base;
+    if ("mode" in q) {
+      if (text("mode") === "cross" || text("mode") === "self") s.mode = text("mode");
+      else notes.push(fill(ss.link_mode, { raw: short(text("mode")) }));
+    }
+    SHAPES.forEach(function (k) {
+      if (!(k in q)) { if (k === "m" && s.mode === "cross" && !("m" in q)) s.m = s.n; return; }
+      if (k === "m" && s.mode === "self") { notes.push(ss.link_m_self); return; }
+      var lim = config.limits[k], v = core.parseNumber(text(k));
+      var ok = isFinite(v) ? Math.min(lim[1], Math.max(lim[0], Math.round(v))) : s[k];
+      if (ok !== v) notes.push(fill(ss.link_shape, { name: k, min: lim[0], max: lim[1], raw: short(text(k)), value: ok }));
+      s[k] = ok;
+    });
+    if (s.mode === "self") {
+      s.m = s.n;
+      if ("Xs" in q) { if (!("m" in q)) notes.push(ss.link_m_self); delete q.Xs; }
+    }
+    if ("causal" in q) {
+      var c = text("causal").trim().toLowerCase();
+      if (["1", "true", "on", "yes"].indexOf(c) >= 0) {
+        if (s.mode === "cross") notes.push(ss.link_causal_cross); else s.causal = true;
+      } else if (["0", "false", "off", "no"].indexOf(c) >= 0) s.causal = false;
+      else notes.push(ss.link_causal + short(text("causal")));
+    }
+    var pad = "pad" in q ? core.parseNumber(text("pad")) : 0;
+    s.pad = 0;
+    s = fit(s, config);
+    if ("pad" in q) {
+      var maxPad = keysOf(s) - 1, p = isFinite(pad) ? Math.min(maxPad, Math.max(0, Math.round(pad))) : 0;
+      if (p !== pad) notes.push(fill(ss.link_pad, { max: maxPad, m: keysOf(s), raw: short(text("pad")), value: p }));
+      s.pad = p;
+    }
+    TABLES.forEach(function (t) {
+      if (!(t in q)) return;
+      var d = dims(t, s), vals = text(t).split(",");
+      if (vals.length !== d[0] * d[1]) {
+        notes.push(fill(ss.link_count, { name: t, rows: d[0], cols: d[1], count: d[0] * d[1], got: vals.length }));
+        return;
+      }
+      vals.forEach(function (raw, k) {
+        var i = Math.floor(k / d[1]), j = k % d[1], name = t + "[" + i + "," + j + "]";
+        var c = core.coerce(name, raw, config.ranges, {}, s.tables[t][i][j]);
+        if (c.note) notes.push(c.note);
+        s.tables[t][i][j] = c.value;
+      });
+    });
+    [["tok", "tokens", s.n], ["src", "source_tokens", s.m]].forEach(function (x) {
+      if (!(x[0] in q) || (x[0] === "src" && s.mode === "self")) return;
+      var list = q[x[0]].split(",").map(function (t) { try { return decodeURIComponent(t); } catch (e) { return t; } });
+      if (list.length !== x[2]) notes.push(fill(ss.link_tokens, { name: x[0], count: x[2], got: list.length }));
+      else s[x[1]] = list.map(function (t) { return t.trim().slice(0, 8) || "·"; });
+    });
+    if ("row" in q) {
+      var r = core.parseNumber(text("row"));
+      if (r >= 0 && r < s.n && r % 1 === 0) s.row = r;
+      else notes.push(fill(ss.link_row, { max: s.n - 1 }) + short(text("row")));
+    }
+    return { state: s, notes: notes.length ? [ss.link_note_head].concat(notes) : notes, found: true };
+  }
+
+  // ---------------------------------------------------------------- the lab
+
+  function ShapesLab(root, config) {
+    var self = this, str = config.strings, ss = str.shapes || {};
+    var uid = "as" + (++count);
+    if (!root.id) root.id = count === 1 ? "shapes-lab" : "shapes-lab-" + count;
+    this.root = root;
+    this.config = config;
+    this.first = count === 1;
+    this.notes = [];
+    root.classList.add("al-lab", "al-shapes");
+    var fallback = root.querySelector("[data-attention-lab-fallback]");
+    if (fallback) root.removeChild(fallback);
+    var head = el("div", { "class": "al-head" });
+    head.appendChild(el("p", { "class": "al-title" }, ss.title));
+    head.appendChild(el("p", { "class": "al-hint" }, ss.hint));
+    root.appendChild(head);
+
+    var panel = this.panel = el("div", { "class": "al-controls" });
+    // Shapes and masks.
+    var shapeBox = el("fieldset", { "class": "al-fieldset al-shape" });
+    shapeBox.appendChild(el("legend", null, ss.shape_legend));
+    var inputs = this.inputs = {};
+    SHAPES.concat(["pad"]).forEach(function (k) {
+      var id = uid + "-" + k, wrap = el("div", { "class": "al-shape-field", "data-lab-source": k });
+      var lim = k === "pad" ? [0, 5] : config.limits[k];
+      var input = el("input", { type: "number", id: id, "data-param": k, min: String(lim[0]), max: String(lim[1]),
+        step: "1", inputmode: "numeric" });
+      input.addEventListener("change", function () {
+        var v = Math.round(Number(input.value));
+        var hi = k === "pad" ? keysOf(self.state) - 1 : lim[1];
+        if (!isFinite(v)) v = self.state[k];
+        self.set(k, Math.min(hi, Math.max(lim[0], v)));
+      });
+      wrap.appendChild(el("label", { "for": id }, ss[k]));
+      wrap.appendChild(input);
+      shapeBox.appendChild(wrap);
+      inputs[k] = { input: input, wrap: wrap };
+    });
+    var modeBox = el("div", { "class": "al-mode", role: "radiogroup", "aria-label": ss.mode });
+    this.modeInputs = ["self", "cross"].map(function (mode) {
+      var id = uid + "-mode-" + mode, radio = el("input", { type: "radio", name: uid + "-mode", id: id, value: mode, "data-param": "mode" });
+      radio.addEventListener("change", function () { if (radio.checked) self.set("mode", mode); });
+      var label = el("label", { "for": id, "class": "al-radio" });
+      label.appendChild(radio);
+      label.appendChild(document.createTextNode(" " + ss[mode]));
+      modeBox.appendChild(label);
+      return radio;
+    });
+    shapeBox.insertBefore(modeBox, inputs.m.wrap);
+    var causal = el("input", { type: "checkbox", id: uid + "-causal", "data-param": "causal" });
+    causal.addEventListener("change", function () { self.set("causal", causal.checked); });
+    var causalLabel = el("label", { "for": uid + "-causal", "class": "al-check", "data-lab-source": "causal" });
+    causalLabel.appendChild(causal);
+    causalLabel.appendChild(document.createTextNode(" " + ss.causal));
+    shapeBox.insertBefore(causalLabel, inputs.pad.wrap);
+    this.causal = { box: causal, label: causalLabel };
+    this.sqrtNote = shapeBox.appendChild(el("p", { "class": "al-shape-note" }));
+    panel.appendChild(shapeBox);
+
+    // Examples and the link.
+    var ex = el("fieldset", { "class": "al-fieldset al-examples" });
+    ex.appendChild(el("legend", null, ss.examples_legend));
+    var buttons = el("div", { "class": "al-buttons" });
+    Object.keys(config.examples).forEach(function (k) {
+      var b = el("button", { type: "button", "class": "al-button", "data-lab-example": k }, (ss.examples || {})[k] || k);
+      b.addEventListener("click", function () { self.notes = []; self.replace(clone(config.examples[k])); });
+      buttons.appendChild(b);
+    });
+    var copy = el("button", { type: "button", "class": "al-button al-copy", "data-lab-action": "copy_link" }, ss.copy_link);
+    buttons.appendChild(copy);
+    ex.appendChild(buttons);
+    var linkBox = el("div", { "class": "al-linkbox" });
+    linkBox.hidden = true;
+    var linkLabel = el("label", { "for": uid + "-link" }, str.twin.link_manual);
+    var linkField = el("input", { type: "text", id: uid + "-link", readonly: "", "class": "al-link", "data-lab-link": "" });
+    linkBox.appendChild(linkLabel);
+    linkBox.appendChild(linkField);
+    ex.appendChild(linkBox);
+    copy.addEventListener("click", function () {
+      var url = window.location.href.split("#")[0].split("?")[0] + "?" + toQuery(self.state) + "#" + root.id;
+      try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// */ }
+      linkField.value = url;
+      linkBox.hidden = false;
+      linkLabel.textContent = str.twin.link_manual;
+      var p = null;
+      try { p = navigator.clipboard && window.isSecureContext && navigator.clipboard.writeText(url); } catch (e) { p = null; }
+      var manual = function () { linkField.focus(); linkField.select(); };
+      if (p && typeof p.then === "function") p.then(function () { linkLabel.textContent = str.twin.link_copied; }, manual); else manual();
+    });
+    panel.appendChild(ex);
+
+    // The input tables (rebuilt when their shape changes).
+    this.tableBoxes = {};
+    TABLES.forEach(function (t) {
+      var fs = el("fieldset", { "class": "al-fieldset al-input-table", "data-input-table": t });
+      fs.appendChild(el("legend"));
+      panel.appendChild(fs);
+      self.tableBoxes[t] = { box: fs, key: null };
+    });
+    panel.addEventListener("change", function (e) {
+      var t = e.target;
+      if (t.hasAttribute("data-param-text")) self.typed(t.getAttribute("data-param-text"), t.value);
+      else if (t.hasAttribute("data-token")) self.rename(t.getAttribute("data-token"), Number(t.getAttribute("data-i")), t.value);
+    });
+    panel.addEventListener("keydown", function (e) {
+      var t = e.target;
+      if ((e.key !== "ArrowUp" && e.key !== "ArrowDown") || !t.hasAttribute || !t.hasAttribute("data-param-text")) return;
+      e.preventDefault();
+      var name = t.getAttribute("data-param-text"), tab = name.split("[")[0], r = config.ranges[tab];
+      var ij = name.match(/\d+/g).map(Number), v = self.state.tables[tab][ij[0]][ij[1]];
+      v = Math.min(r.max, Math.max(r.min, Number((v + (e.key === "ArrowUp" ? 1 : -1) * r.step).toFixed(10))));
+      self.notes = [];
+      self.cell(tab, ij[0], ij[1], v);
+    });
+
+    this.view = render.mountView(root, { strings: str, core: core, controls: panel, sourceRoot: panel,
+      shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); } });
+  }
+
+  /** One input table as a <table>: cells [data-matrix=X][data-row][data-col][data-value] holding
+   *  text boxes [data-param-text="X[i,j]"]; X's and Xs's row headers hold the token names. */
+  ShapesLab.prototype.drawTable = function (t) {
+    var s = this.state, ss = this.config.strings.shapes, d = dims(t, s), holder = this.tableBoxes[t];
+    var shown = t !== "Xs" || s.mode === "cross";
+    holder.box.hidden = !shown;
+    var key = [d, t === "X" ? s.tokens : t === "Xs" ? s.source_tokens : ""].join("|");
+    if (holder.key !== key) {
+      holder.key = key;
+      holder.box.firstChild.textContent = ss["table_" + t] + " [" + d[0] + ", " + d[1] + "]";
+      if (holder.table) holder.box.removeChild(holder.table);
+      var table = holder.table = el("table", { "class": "al-table al-input" }), cells = holder.cells = [];
+      var hr = table.appendChild(el("thead")).appendChild(el("tr"));
+      hr.appendChild(el("td", { "class": "al-corner" }));
+      for (var j = 0; j < d[1]; j++) hr.appendChild(el("th", { "class": "al-col", scope: "col" }, String(j)));
+      var body = table.appendChild(el("tbody"));
+      for (var i = 0; i < d[0]; i++) {
+        var tr = body.appendChild(el("tr")), th = tr.appendChild(el("th", { "class": "al-row", scope: "row" }));
+        if (t === "X" || t === "Xs") {
+          var tokenInput = el("input", { type: "text", "class": "al-token", "data-token": t === "X" ? "tokens" : "source_tokens",
+            "data-i": String(i), maxlength: "8", "aria-label": fill(ss.token_label, { i: i }) });
+          tokenInput.value = (t === "X" ? s.tokens : s.source_tokens)[i];
+          th.appendChild(tokenInput);
+        } else th.textContent = String(i);
+        var row = [];
+        for (j = 0; j < d[1]; j++) {
+          var name = t + "[" + i + "," + j + "]";
+          var td = tr.appendChild(el("td", { "class": "al-in", "data-matrix": t, "data-row": String(i), "data-col": String(j),
+            "data-lab-source": name }));
+          var input = td.appendChild(el("input", { type: "text", "class": "al-number", "data-param-text": name, inputmode: "decimal",
+            autocomplete: "off", spellcheck: "false", "aria-label": fill(ss.cell_label, { table: t, i: i, j: j }) }));
+          row.push({ td: td, input: input });
+        }
+        cells.push(row);
+      }
+      holder.box.appendChild(table);
+    }
+    var values = s.tables[t];
+    holder.cells.forEach(function (row, i) {
+      row.forEach(function (c, j) {
+        var v = values[i][j];
+        if (c.td.getAttribute("data-value") !== String(v)) c.td.setAttribute("data-value", String(v));
+        if (document.activeElement !== c.input || c.input.value !== String(v)) {
+          if (c.input.value !== String(v)) c.input.value = String(v);
+        }
+      });
+    });
+  };
+
+  ShapesLab.prototype.typed = function (name, raw) {
+    var tab = name.split("[")[0], ij = name.match(/\d+/g).map(Number);
+    var c = core.coerce(name, raw, this.config.ranges, {}, this.state.tables[tab][ij[0]][ij[1]]);
+    this.notes = c.note ? [c.note] : [];
+    this.cell(tab, ij[0], ij[1], c.value);
+  };
+
+  ShapesLab.prototype.cell = function (tab, i, j, v) {
+    this.state.tables[tab][i][j] = v;
+    this.update();
+  };
+
+  ShapesLab.prototype.rename = function (list, i, text) {
+    this.state[list][i] = String(text).trim().slice(0, 8) || this.config.default_tokens[i];
+    this.update();
+  };
+
+  /** A shape, mode, causal or pad change: the state refitted (cells that remain keep their values). */
+  ShapesLab.prototype.set = function (key, value) {
+    this.notes = [];
+    this.state[key] = value;
+    this.state = fit(this.state, this.config);
+    this.update();
+  };
+
+  ShapesLab.prototype.replace = function (state) {
+    this.state = fit(state, this.config);
+    this.update();
+  };
+
+  /** Recompute from the state, redraw the controls that differ and the view; write the address. */
+  ShapesLab.prototype.update = function () {
+    var s = this.state, ss = this.config.strings.shapes, self = this;
+    SHAPES.concat(["pad"]).forEach(function (k) {
+      var c = self.inputs[k];
+      if (c.input.value !== String(s[k])) c.input.value = String(s[k]);
+    });
+    this.inputs.pad.input.max = String(keysOf(s) - 1);
+    this.inputs.m.wrap.hidden = s.mode !== "cross";
+    this.modeInputs.forEach(function (r) { r.checked = r.value === s.mode; });
+    this.causal.box.checked = !!s.causal && s.mode === "self";
+    this.causal.box.disabled = s.mode === "cross";
+    this.causal.label.title = s.mode === "cross" ? ss.causal_cross : "";
+    TABLES.forEach(function (t) { self.drawTable(t); });
+    this.root.style.setProperty("--al-cols", String(2 * keysOf(s) + s.d_v));  // the S, A, O strip's columns
+    var notes = this.notes.slice();
+    var result;
+    try {
+      result = compute(s);
+    } catch (e) {
+      notes.push(fill(ss.error, { message: e.message }));
+      if (this.shown) this.view.update(Object.assign({}, this.shown, { notes: notes }));
+      return null;
+    }
+    this.result = result;
+    var sq = fill(ss.sqrt_note, { d_k: s.d_k });
+    if (this.sqrtNote.textContent !== sq) this.sqrtNote.textContent = sq;
+    if (s.mode === "cross") notes.push(ss.causal_cross);
+    var keyTokens = s.mode === "cross" ? s.source_tokens : s.tokens;
+    this.shown = { params: {}, result: result, row: s.row, tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null,
+      Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv }, tokens: s.tokens, keyTokens: keyTokens, key: toQuery(s), notes: notes };
+    this.view.update(this.shown);
+    this.syncUrl();
+    return result;
+  };
+
+  ShapesLab.prototype.syncUrl = function () {
+    if (!this.first || !window.history || !window.history.replaceState) return;
+    var loc = window.location, query = toQuery(this.state);
+    var atBase = query === toQuery(fit(this.config.examples.baseline, this.config));
+    var keep = loc.search.replace(/^\?/, "").split("&").filter(function (p) { return /^highlight=/.test(p); });
+    var q = (atBase ? [] : [query]).concat(keep).join("&");
+    var url = loc.pathname + (q ? "?" + q : "") + loc.hash;
+    if (url === loc.pathname + loc.search + loc.hash) return;
+    try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// */ }
+  };
+
+  function start(root) {
+    if (root.__attentionLab) return root.__attentionLab;
+    var script = root.querySelector("script[data-shapes-lab-config]");
+    var config = JSON.parse(script.textContent);
+    var lab = new ShapesLab(root, config);
+    root.__attentionLab = lab;
+    var link = lab.first ? fromQuery(window.location.search, config) : { state: clone(config.start), notes: [] };
+    lab.notes = link.notes;
+    lab.replace(link.found ? link.state : clone(config.start));
+    return lab;
+  }
+
+  function startAll() {
+    var roots = document.querySelectorAll("[data-shapes-lab]");
+    for (var k = 0; k < roots.length; k++) {
+      var root = roots[k];
+      if (root.__attentionLab || !root.querySelector("script[data-shapes-lab-config]")) continue;
+      try {
+        if (!core || !render) throw new Error("attention.js / render.js");
+        start(root);
+      } catch (e) {
+        root.__attentionLab = true;
+        var fb = root.querySelector("[data-attention-lab-fallback]");
+        if (fb) fb.textContent = fb.getAttribute("data-failed") + " (" + e.message + ")";
+        if (window.console) window.console.warn(e);
+      }
+    }
+  }
+
+  window.AttentionShapesLab = { start: start, startAll: startAll, fromQuery: fromQuery, toQuery: toQuery, fit: fit };
+  startAll();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
+})();

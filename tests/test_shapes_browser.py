@@ -1,0 +1,247 @@
+"""The shapes lab (book/shapes.html) in Chromium: what it shows equals the Python core.
+
+Random shapes and values, self and cross, causal and padded, set through the address and through the
+controls as a reader would; every shown cell of Q, K, V, S, A, O (its data-value and its text) against
+attention_lab.core.general_attention; a shape change keeps the cells that remain; refused links.
+"""
+
+from __future__ import annotations
+
+import math
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+from attention_lab.plotting import format_value
+from attention_lab.shapes import EXAMPLES, compute, default_state, default_value, table_shape
+
+PAGE = "/book/shapes.html"
+RESULTS = ("Q", "K", "V", "S", "A", "O")
+
+
+def link(state: dict) -> str:
+    """The page's address for ``state`` (shapes.js toQuery's format)."""
+    parts = [f"n={state['n']}"]
+    if state["mode"] == "cross":
+        parts += ["mode=cross", f"m={state['m']}"]
+    parts += [f"d_model={state['d_model']}", f"d_k={state['d_k']}", f"d_v={state['d_v']}",
+              f"causal={int(state['causal'])}", f"pad={state['pad']}"]
+    for t in ("X", "Xs", "Wq", "Wk", "Wv"):
+        if t != "Xs" or state["mode"] == "cross":
+            parts.append(t + "=" + ",".join(f"{v:g}" for row in state["tables"][t] for v in row))
+    parts.append(f"row={state['row']}")
+    return "?" + "&".join(parts)
+
+
+def random_state(rng, mode: str) -> dict:
+    n = int(rng.integers(1, 7))
+    m = int(rng.integers(1, 7)) if mode == "cross" else n
+    s = {"n": n, "m": m, "d_model": int(rng.integers(1, 5)), "d_k": int(rng.integers(1, 5)),
+         "d_v": int(rng.integers(1, 5)), "mode": mode, "causal": mode == "self" and bool(rng.integers(2)),
+         "pad": int(rng.integers(0, m)), "row": int(rng.integers(0, n))}
+    step = {"X": 0.1, "Xs": 0.1, "Wq": 0.05, "Wk": 0.05, "Wv": 0.5}
+    top = {"X": 30, "Xs": 30, "Wq": 60, "Wk": 60, "Wv": 40}
+    s["tables"] = {t: (rng.integers(-top[t], top[t] + 1, size=table_shape(t, s)) * step[t]).round(4).tolist()
+                   for t in step}
+    return s
+
+
+def shown(page) -> dict:
+    """Every result cell on screen: {name: [[(data-value, text)]]}."""
+    return page.evaluate("""() => {
+      const out = {};
+      for (const td of document.querySelectorAll('[data-shapes-lab] td.al-cell[data-matrix]')) {
+        const t = td.dataset.matrix, i = +td.dataset.row, j = +td.dataset.col;
+        (out[t] = out[t] || []);
+        (out[t][i] = out[t][i] || [])[j] = [td.dataset.value, td.querySelector('.al-v').textContent];
+      }
+      return out;
+    }""")
+
+
+def assert_equal_to_core(page, state: dict) -> None:
+    r = compute(state)
+    cells = shown(page)
+    for name in RESULTS:
+        expected = getattr(r, name)
+        got = cells[name]
+        assert (len(got), len(got[0])) == expected.shape, (name, state)
+        for i, row in enumerate(got):
+            for j, (value, text) in enumerate(row):
+                e = float(expected[i, j])
+                if math.isinf(e):
+                    assert value == "-Infinity", (name, i, j)
+                else:
+                    assert abs(float(value) - e) <= 1e-9 * max(1.0, abs(e)), (name, i, j, value, e, state)
+                assert text == format_value(e), (name, i, j, text, e)
+
+
+def caption(page, name: str) -> str:
+    return page.locator(f'[data-shapes-lab] figure[data-matrix-table="{name}"] caption').inner_text()
+
+
+@pytest.fixture
+def lab(new_page, site_url):
+    def open_(query: str = "", width: int = 1024, height: int = 768):
+        rec = new_page(width=width, height=height)
+        rec.page.goto(site_url + PAGE + query)
+        rec.page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
+        return rec
+    return open_
+
+
+def test_opens_at_the_chapters_2x2_baseline_with_shapes_in_the_captions(lab):
+    rec = lab()
+    assert_equal_to_core(rec.page, default_state())
+    assert caption(rec.page, "S") == "S 分数表 [2, 2]" and caption(rec.page, "Q") == "Q 查询表 [2, 2]"
+    assert rec.console_errors == [] and rec.page_errors == []
+    # The 2x2 lab's app.js is not loaded here, and the lab left no query at its start.
+    assert not any(u.endswith("/app.js") for u in rec.requests)
+    assert "?" not in rec.page.url
+
+
+@pytest.mark.parametrize("mode", ["self", "cross"])
+def test_random_shapes_and_values_from_links_equal_the_core_for_every_cell(lab, mode):
+    rng = np.random.default_rng(20 if mode == "self" else 21)
+    seen_pad = seen_causal = 0
+    for _ in range(8):
+        state = random_state(rng, mode)
+        page = lab(link(state)).page
+        assert_equal_to_core(page, state)
+        assert caption(page, "S") == f"S 分数表 [{state['n']}, {state['m']}]"
+        assert caption(page, "O") == f"O 输出表 [{state['n']}, {state['d_v']}]"
+        seen_pad += state["pad"] > 0
+        seen_causal += state["causal"]
+        # The input tables are cells too, with their values.
+        for t in ("X", "Wq", "Wk", "Wv") + (("Xs",) if mode == "cross" else ()):
+            values = page.evaluate(f"""() => [...document.querySelectorAll('td[data-matrix="{t}"]')]
+                .map(td => [+td.dataset.row, +td.dataset.col, +td.dataset.value,
+                            td.querySelector('[data-param-text]').getAttribute('data-param-text')])""")
+            rows, cols = table_shape(t, state)
+            assert len(values) == rows * cols
+            for i, j, v, name in values:
+                assert v == pytest.approx(state["tables"][t][i][j]) and name == f"{t}[{i},{j}]"
+    assert seen_pad >= 2 and (mode == "cross" or seen_causal >= 2)
+
+
+def set_number(page, name: str, value) -> None:
+    box = page.locator(f'[data-shapes-lab] [data-param="{name}"]')
+    box.fill(str(value))
+    box.dispatch_event("change")
+
+
+def type_cell(page, name: str, text: str) -> None:
+    box = page.locator(f'[data-shapes-lab] [data-param-text="{name}"]')
+    box.fill(text)
+    box.press("Enter")
+    box.dispatch_event("change")
+
+
+def test_the_teachers_walk_through_by_the_controls(lab):
+    """Issue 20's 'done when': a third token, d_v = 3, cross with m = 4, each equal to the core."""
+    rec = lab()
+    page = rec.page
+    state = default_state()
+    set_number(page, "n", 3)
+    state["n"] = state["m"] = 3
+    state["tokens"] = ["我", "爱", "读"]
+    state["tables"]["X"].append([default_value("X", 2, j) for j in range(2)])
+    assert_equal_to_core(page, state)
+    assert caption(page, "S") == "S 分数表 [3, 3]"
+    a = compute(state).A
+    assert a[0, 1] == a[0, 2] == a[1, 2] == 0  # the causal triangle
+    set_number(page, "d_v", 3)
+    state["d_v"] = 3
+    for i, row in enumerate(state["tables"]["Wv"]):
+        row.append(default_value("Wv", i, 2))
+    assert_equal_to_core(page, state)
+    assert caption(page, "O") == "O 输出表 [3, 3]" and caption(page, "S") == "S 分数表 [3, 3]"
+    page.locator('[data-shapes-lab] input[data-param="mode"][value="cross"]').check()
+    set_number(page, "m", 4)
+    state.update(mode="cross", m=4, causal=False)
+    state["tables"]["Xs"] = [[default_value("Xs", i, j) for j in range(2)] for i in range(4)]
+    assert_equal_to_core(page, state)
+    assert caption(page, "S") == "S 分数表 [3, 4]"
+    # Typed values take the 2x2 lab's grammar and notes (a clamp is said).
+    type_cell(page, "Xs[3,1]", "−０．５")
+    state["tables"]["Xs"][3][1] = -0.5
+    assert_equal_to_core(page, state)
+    type_cell(page, "Wq[0,0]", "9")
+    state["tables"]["Wq"][0][0] = 3.0
+    assert_equal_to_core(page, state)
+    assert "Wq[0,0] 的范围是 −3 到 3，9 已改为 3" in page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
+    set_number(page, "pad", 1)
+    state["pad"] = 1
+    assert_equal_to_core(page, state)
+    # The address follows: a reload shows the same state.
+    page.reload()
+    page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
+    assert_equal_to_core(page, state)
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
+def test_a_shape_change_keeps_the_values_of_the_cells_that_remain(lab):
+    rng = np.random.default_rng(5)
+    state = random_state(rng, "cross")
+    state.update(n=4, m=5, d_model=3, d_k=3, d_v=3, pad=0)
+    state["tables"] = {t: (rng.integers(-20, 21, size=table_shape(t, state)) * 0.1).round(4).tolist()
+                       for t in ("X", "Xs", "Wq", "Wk", "Wv")}
+    state["tables"]["Wv"] = [[v * 5 for v in row] for row in state["tables"]["Wv"]]
+    page = lab(link(state)).page
+    assert_equal_to_core(page, state)
+    for key, value in (("d_model", 2), ("n", 2), ("m", 3), ("d_k", 1), ("d_v", 4), ("d_model", 4)):
+        set_number(page, key, value)
+        old = {t: [row[:] for row in state["tables"][t]] for t in state["tables"]}
+        state[key] = value
+        for t in old:
+            rows, cols = table_shape(t, state)
+            state["tables"][t] = [[old[t][i][j] if i < len(old[t]) and j < len(old[t][0]) else default_value(t, i, j)
+                                   for j in range(cols)] for i in range(rows)]
+        state["row"] = min(state["row"], state["n"] - 1)
+        assert_equal_to_core(page, state)
+
+
+def test_the_apple_examples_mix_different_values_into_the_same_apple_row(lab):
+    page = lab().page
+    outputs = {}
+    for key in ("apple_food", "apple_tech"):
+        page.locator(f'[data-shapes-lab] [data-lab-example="{key}"]').click()
+        assert_equal_to_core(page, EXAMPLES[key])
+        assert page.locator('[data-shapes-lab] figure[data-matrix-table="S"] .al-rowpick').first.inner_text() == "苹果"
+        outputs[key] = compute(EXAMPLES[key]).O[0]
+    assert outputs["apple_food"][0] > outputs["apple_food"][1] and outputs["apple_tech"][1] > outputs["apple_tech"][0]
+
+
+@pytest.mark.parametrize("query, note", [
+    ("?n=9", "n 只能是 1 到 6 的整数，“9”已改为 6"),
+    ("?n=3&X=1,2,3", "X 在这个形状下是 [3, 2]，需要 6 个数"),
+    ("?n=2&pad=2", "pad 只能是 0 到 1 的整数"),
+    ("?mode=sideways", "mode 只能是 self 或 cross"),
+    ("?mode=cross&m=3&causal=1", "交叉注意力不加因果掩码"),
+    ("?n=2&m=4", "自注意力里 m 等于 n"),
+    ("?d_k=2.5", "d_k 只能是 1 到 4 的整数"),
+    ("?zz=1", "未知的链接参数，已忽略：zz"),
+])
+def test_an_inconsistent_link_is_refused_with_a_note_and_the_nearest_valid_state(lab, query, note):
+    rec = lab(query)
+    text = rec.page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
+    assert note in text, text
+    state = rec.page.evaluate("() => document.querySelector('[data-shapes-lab]').__attentionLab.state")
+    assert_equal_to_core(rec.page, state)
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
+@pytest.mark.parametrize("width, height", [(1024, 768), (375, 812)])
+def test_six_by_six_fits_the_projector_and_scrolls_only_its_own_strip_on_a_phone(lab, width, height):
+    query = "?n=6&mode=cross&m=6&d_model=4&d_k=4&d_v=4&pad=1"
+    page = lab(query, width, height).page
+    sizes = page.evaluate("""() => ({page: document.documentElement.scrollWidth, view: innerWidth,
+        strip: document.querySelector('[data-shapes-lab] .al-sao').getBoundingClientRect().width,
+        cell: document.querySelector('[data-shapes-lab] td.al-cell').getBoundingClientRect().width,
+        font: parseFloat(getComputedStyle(document.querySelector('[data-shapes-lab] td.al-cell .al-v')).fontSize)})""")
+    assert sizes["page"] <= sizes["view"], sizes  # the page itself never scrolls sideways
+    assert sizes["font"] >= 12 and sizes["cell"] >= 40, sizes
+    if width == 1024:  # all of S, A and O in view without scrolling
+        fits = page.evaluate("() => { const s = document.querySelector('[data-shapes-lab] .al-sao'); return s.scrollWidth <= s.clientWidth + 1; }")
+        assert fits, sizes
