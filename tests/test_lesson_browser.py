@@ -167,3 +167,35 @@ def test_a_legal_value_at_a_range_end_gets_no_note(new_page, site_url):
     twin = open_lab(new_page, site_url, 1024, 658, q=query(params))
     assert twin.notes() == ""
     assert twin.params()["Wq[1,0]"] == -3
+
+
+def test_copy_link_then_a_change_takes_the_old_link_away_and_nothing_moves(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 658)
+    before = boxes(twin, "button, td[data-matrix], input[data-param]")
+    twin.root.locator('button[data-lab-action="copy_link"]').click()
+    box = twin.root.locator(".al-linkbox")
+    assert box.is_visible() and "Wq=" in twin.root.locator("[data-lab-link]").input_value()
+    assert boxes(twin, "button, td[data-matrix], input[data-param]") == before  # it lies over, moves nothing
+    twin.control("Wv[1,1]").focus()
+    twin.page.keyboard.press("ArrowRight")
+    assert not box.is_visible()  # its link was of the state before
+
+
+def test_no_slider_track_moves_while_dragging_to_the_extreme_values(new_page, site_url):
+    """The widest values the ranges allow (O −119.999.., S −647.999..) widen no column."""
+    twin = open_lab(new_page, site_url, 1024, 658)
+    tracks = "input[type='range']"
+    before = boxes(twin, tracks)
+    page = twin.page
+    for name, lo, hi, to in (("Wv[0,0]", -20, 20, -20), ("Wv[1,0]", -20, 20, 20), ("X[0,0]", -3, 3, 3), ("Wq[0,0]", -3, 3, 3),
+                             ("Wk[0,0]", -3, 3, -3)):
+        box = twin.control(name).bounding_box()
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(thumb_x(box, float(twin.params()[name]), lo, hi), y)
+        page.mouse.down()
+        for k in range(1, 11):
+            page.mouse.move(thumb_x(box, float(twin.params()[name]) + (to - float(twin.params()[name])) * k / 10, lo, hi), y)
+            assert boxes(twin, tracks) == before, (name, k)
+        page.mouse.up()
+    widest = max(len(t) for t in twin.root.locator("td[data-matrix] .al-v").all_text_contents())
+    assert widest >= 7 and boxes(twin, tracks) == before

@@ -155,6 +155,7 @@
     actions.appendChild(linkBox);
     panel.appendChild(actions);
     copyBtn.addEventListener("click", function () { self.copyLink(linkBox, linkLabel, linkField); });
+    this._link = { box: linkBox, query: null };
 
     // ---------------------------------------------------------------- the view
     this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core });
@@ -286,6 +287,9 @@
     }
     this.result = result;
     this.view.update({ params: state.params, result: result, row: state.row, notes: notes, settling: !!later });
+    // The copied link is of the state it was copied from: the next change takes its box away.
+    var link = this._link;
+    if (link && !link.box.hidden && core.toQuery(state.params, state.row) !== link.query) link.box.hidden = true;
     if (later) this.syncUrlLater(); else this.syncUrl();
     return result;
   };
@@ -324,6 +328,7 @@
     try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// */ }
     field.value = url;
     box.hidden = false;
+    if (this._link) this._link.query = core.toQuery(this.state.params, this.state.row);
     label.textContent = tw.link_manual || "";
     var done = function () { label.textContent = tw.link_copied || ""; };
     var manual = function () { field.focus(); field.select(); };
