@@ -624,7 +624,11 @@ def expected_explanation(name: str, i: int, j: int, r, params: dict) -> str:
     elif name == "O":
         template = e["O"]
         fill["expr"] = " + ".join(f"{f(r.A[i, k])}×{factor(r.V[k, j])}" for k in range(2))
-        fill["eq"] = eq(sum(shown(r.A[i, k]) * shown(r.V[k, j]) for k in range(2)), r.O[i, j])
+        hand = sum(shown(r.A[i, k]) * shown(r.V[k, j]) for k in range(2))
+        fill["eq"] = eq(hand, r.O[i, j])
+        fill["hand"] = f(hand)
+        if fill["hand"] != f(r.O[i, j]):  # by hand the shown shares give another number: say both
+            template = e["O_rounded"]
     else:
         w = {"Q": "Wq", "K": "Wk", "V": "Wv"}[name]
         template = e["QKV"]
@@ -638,7 +642,8 @@ def expected_explanation(name: str, i: int, j: int, r, params: dict) -> str:
 
 
 def test_a_cell_explanation_writes_approx_where_its_rounded_numbers_do_not_add_up(lab_page):
-    """At the baseline, O[爱,第1格] reads 0.67×0 + 0.33×20 ≈ 6.605 (0.33×20 is 6.6), while
+    """At the baseline, O[爱,第1格] reads 0.67×0 + 0.33×20 = 6.6 by hand, and says the table's 6.605 is from
+    the unrounded shares (issue 17: "≈ 6.605" read wrong by hand), while
     Q[我,第0格] = 1×0.5 + 1×(−0.5) = 0 is exact, and A[我,我] = 1 (one readable position)."""
     twin = lab_page()
     explain = twin.root.locator("[data-lab-explain]")
@@ -646,7 +651,7 @@ def test_a_cell_explanation_writes_approx_where_its_rounded_numbers_do_not_add_u
     for code in ("O11", "Q00", "A00", "A10"):
         twin.root.locator(f'td[data-matrix="{code[0]}"][data-row="{code[1]}"][data-col="{code[2]}"]').hover()
         texts[code] = explain.text_content()
-    assert texts["O11"].endswith("0.67×0 + 0.33×20 ≈ 6.605"), texts
+    assert "0.67×0 + 0.33×20 = 6.6（" in texts["O11"] and "6.605" in texts["O11"] and "≈" not in texts["O11"], texts
     assert texts["Q00"].endswith("1×0.5 + 1×(−0.5) = 0"), texts
     assert texts["A00"].endswith("exp(0) ÷ (exp(0)) = 1"), texts
     assert "≈ 0.67" in texts["A10"] and "{" not in texts["A10"], texts

@@ -586,7 +586,12 @@
       }
       if (name === "O") {
         base.expr = r.A[i].map(function (a, k) { return format(a) + "×" + factor(r.V[k][j]); }).join(" + ");
-        base.eq = eqSign(dotShown(r.A[i], r.V.map(function (v) { return v[j]; })), r.O[i][j]);
+        var hand = dotShown(r.A[i], r.V.map(function (v) { return v[j]; }));
+        base.eq = eqSign(hand, r.O[i][j]);
+        // By hand the shown shares give another number ("0.67×0 + 0.33×20" is 6.6, not 6.605): the
+        // explanation writes that and says the table's value comes from the unrounded shares.
+        base.hand = format(hand);
+        if (base.hand !== base.value && e.O_rounded) return fill(e.O_rounded, base);
         return fill(e.O, base);
       }
       var w = PARAM_TABLE[name], X = st.tables[name !== "Q" && st.tables.Xs ? "Xs" : "X"], W = st.tables[w];
