@@ -619,7 +619,7 @@
     }
 
     function cellFrom(target) {
-      var td = target && target.closest ? target.closest("td[data-matrix]") : null;
+      var td = target && target.closest ? target.closest("td.al-cell[data-matrix]") : null;  // the view's own cells (not a driver's inputs)
       return td && wrap.contains(td) ? td : null;
     }
 
@@ -709,7 +709,7 @@
       if (state.tokens) tokens = state.tokens;
       keyTokens = state.keyTokens || tokens;
       var n = result.S.length, rebuilt = build(n, result.S[0].length, result.Q[0].length, result.V[0].length);
-      if (rebuilt) { st.result = null; st.active = focused = null; }
+      if (rebuilt) { st.result = st.markBase = null; st.active = focused = null; }  // no change marks across shapes
       // Change marks count from where the gesture began: state.settling (a slider still moving)
       // keeps that start and holds the marks back until an update without it, or view.settle().
       var same = st.result && TABLE_NAMES.every(function (n) { return JSON.stringify(st.result[n]) === JSON.stringify(result[n]); });
