@@ -134,7 +134,6 @@ def set_number(page, name: str, value) -> None:
 def type_cell(page, name: str, text: str) -> None:
     box = page.locator(f'[data-shapes-lab] [data-param-text="{name}"]')
     box.fill(text)
-    box.press("Enter")
     box.dispatch_event("change")
 
 
