@@ -199,3 +199,22 @@ def test_no_slider_track_moves_while_dragging_to_the_extreme_values(new_page, si
         page.mouse.up()
     widest = max(len(t) for t in twin.root.locator("td[data-matrix] .al-v").all_text_contents())
     assert widest >= 7 and boxes(twin, tracks) == before
+
+
+def test_tab_reaches_the_skip_link_first_then_the_controls_and_the_results_after_them(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 658)
+    page = twin.page
+    before = boxes(twin, "input[data-param], td[data-matrix]")
+    order = []
+    page.locator("body").focus()
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        order.append(page.evaluate("""() => { const a = document.activeElement;
+          return !a.closest('[data-attention-lab]') ? 'page' : a.classList.contains('al-skip') ? 'skip'
+            : a.closest('.al-results') ? 'results' : a.closest('.al-controls') ? 'controls' : 'other'; }"""))
+        if order[-1] == "skip":
+            assert boxes(twin, "input[data-param], td[data-matrix]") == before  # focused, it moves nothing
+    start = order.index("skip")
+    lab = order[start:order.index("page", start)] if "page" in order[start:] else order[start:]  # one pass
+    assert lab[0] == "skip" and lab[1] == "controls", lab[:3]
+    assert "results" in lab and lab.index("results") > max(i for i, k in enumerate(lab) if k == "controls")

@@ -293,8 +293,9 @@
     detail.appendChild(workedBox);
     main.appendChild(detail);
 
-    wrap.appendChild(results);
+    // Controls first for the keyboard (Tab), then the results; lab.css still shows the results first.
     wrap.appendChild(main);
+    wrap.appendChild(results);
     container.appendChild(wrap);
 
     // Layout by the lab's own width (the same in a chapter column, on the projector page and
