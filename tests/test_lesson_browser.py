@@ -218,3 +218,19 @@ def test_tab_reaches_the_skip_link_first_then_the_controls_and_the_results_after
     lab = order[start:order.index("page", start)] if "page" in order[start:] else order[start:]  # one pass
     assert lab[0] == "skip" and lab[1] == "controls", lab[:3]
     assert "results" in lab and lab.index("results") > max(i for i, k in enumerate(lab) if k == "controls")
+
+
+@pytest.mark.parametrize("width, height", [(375, 812), (360, 640)])
+def test_phone_notes_take_one_line_each_open_whole_and_never_push_the_page_sideways(new_page, site_url, width, height):
+    twin = Twin(new_page(width=width, height=height, has_touch=True, is_mobile=True),
+                site_url + LAB_PAGE + "?" + query({**default_params(), "d_k": 1.0, "causal": False}))
+    page = twin.page
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    notes = twin.root.locator("[data-lab-notes] p")
+    assert notes.count() == 3
+    heights = notes.evaluate_all("ps => ps.map(p => p.getBoundingClientRect().height)")
+    more = twin.root.locator(".al-notes-more")
+    more.click()
+    opened = notes.evaluate_all("ps => ps.map(p => p.getBoundingClientRect().height)")
+    assert max(heights) < 1.6 * min(heights) and sum(opened) > sum(heights) * 1.5, (heights, opened)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
