@@ -33,7 +33,7 @@ import html
 import math
 import re
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
@@ -59,14 +59,14 @@ READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f", "d_k": ".0f"}
 #: sliders.
 CSS = """
 <style>
-.f11-lab { gap: 2px 10px; --f11-slider-label: 2.6em; }
+.f11-lab { gap: 2px 10px; --f11-slider-label: 2.5em; }
 .f11-lab .f11-controls { font-size: 15px; min-width: 0; }
 .f11-lab .f11-controls .widget-label, .f11-lab .f11-controls .widget-readout,
 .f11-lab .f11-controls .widget-toggle-button, .f11-lab .f11-controls .widget-button,
 .f11-lab .f11-controls .widget-checkbox label { font-size: 15px !important; }
 .f11-lab .f11-controls .widget-slider { margin: 0; height: 26px; min-width: 0; }
-.f11-lab .f11-controls .widget-readout { min-width: 3em; width: 3em; margin-left: 2px; text-align: right; }
-.f11-lab .f11-controls .widget-slider .slider-container { flex: 1 1 60px; min-width: 60px; margin-left: 6px; margin-right: 4px; }
+.f11-lab .f11-controls .widget-readout { min-width: 2.9em; width: 2.9em; margin: 0; text-align: right; }
+.f11-lab .f11-controls .widget-slider .slider-container { flex: 1 1 60px; min-width: 60px; margin-left: 6px; margin-right: 6px; }
 .f11-lab .f11-controls .f11-param-causal, .f11-lab .f11-controls .f11-param-causal label {
   height: auto; white-space: normal; line-height: 1.25; margin: 0; }
 .f11-lab .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 0 4px 1px; margin: 0 0 2px; }
@@ -86,6 +86,9 @@ CSS = """
 .f11-lab.f11-stack { display: flex; flex-flow: row wrap; }
 .f11-lab.f11-stack > .f11-controls { flex: 1 1 100%; }
 .f11-lab.f11-stack > .lm-Widget:not(.f11-controls) { flex: 1 1 100%; min-width: 0; }
+.f11-lab.f11-stack .f11-param-d_k { flex-wrap: wrap; height: auto; }
+.f11-lab.f11-stack .f11-param-d_k .widget-label { flex: 1 0 100%; }
+.f11-lab.f11-stack .f11-table .widget-gridbox { grid-template-columns: repeat(auto-fit, minmax(min(100%, 240px), 1fr)) !important; }
 </style>
 """
 
@@ -235,7 +238,7 @@ class AttentionLab:
                 cells.append(slider)
             title = widgets.HTML(f'<div class="f11-table-title">{html.escape(s_controls["table_" + t])}</div>')
             box = widgets.VBox([title, widgets.GridBox(cells, layout=widgets.Layout(
-                grid_template_columns="repeat(auto-fit, minmax(min(100%, 150px), 1fr))", grid_gap="0 4px"))])
+                grid_template_columns="repeat(2, minmax(0, 1fr))", grid_gap="0 4px"))])  # the table's shape
             box.add_class("f11-table")
             table_boxes.append(box)
         r = RANGES["d_k"]
@@ -348,7 +351,11 @@ class AttentionLab:
         # another control's note stays until that control takes a new value.
         for key in [k for k in self._notes if k in params or k not in self.controls]:
             del self._notes[key]
-        with self.hold():
+        with self.hold(), ExitStack() as held:
+            # Every control's message goes out when all are set, back to back: the view sees one
+            # burst and draws it once (its marks then show the whole step, e.g. a button's).
+            for control in (*self.controls.values(), self.row_control):
+                held.enter_context(control.hold_sync())
             for name, raw in params.items():
                 self.controls[name].value = raw  # coerced by the control, with its note
             if row is not None:

@@ -1,16 +1,19 @@
-"""The kernel lab in a real JupyterLab, driven by headless Chromium as a person would.
+"""The kernel lab in a real JupyterLab, as Binder gives it, driven by headless Chromium as a person would.
 
-One JupyterLab server from this venv (scripts/jupyterlab_server.py: 127.0.0.1, random
-port, a token, Jupytext as the default viewer for ``.md`` as binder/postBuild sets it)
-on a temporary copy of ``book/``, and one page that opens ``lab.md`` as a notebook and
-runs it; the tests then use the lab as a class would.  The view inside the widget is
-the website's own (render.js, via anywidget), so it must carry the site's markup and
-the core's numbers, follow the sliders, and do issue 8's linking, step-through,
-what-changed and predict/reveal in JupyterLab too.
+The Binder room (scripts/binder_env.py, the ``binder_env`` fixture): an env made from
+``binder/requirements.txt`` alone, ``binder/postBuild`` run in a fresh HOME, a plain server (no
+flags of the tests' own for news or viewers), JupyterLab's default layout with the file browser
+open, at 1024x768.  One page opens ``book/lab.md`` as a notebook and runs it; the tests then use
+the lab as a class would.  The view inside the widget is the website's own (render.js, via
+anywidget) and redraws from the sliders' models in the browser: it must carry the site's markup
+and the core's numbers, follow the sliders at once, agree with the kernel (``lab.result``), and
+end where the reader left a control however fast the input and however slow the link (a
+delaying proxy on 127.0.0.1, scripts/latency_proxy.py: 75 ms each way).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -22,52 +25,101 @@ import pytest
 
 from attention_lab import attention
 from attention_lab.lab import dom_class
-from attention_lab.params import PARAM_NAMES, default_params, range_of, tables_from_params
+from attention_lab.params import D_K_POWERS, PARAM_NAMES, default_params, range_of, tables_from_params
 from attention_lab.plotting import format_value
 from attention_lab.worked import worked_text
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from jupyterlab_server import open_and_run, running_jupyterlab  # noqa: E402
+import latency_proxy  # noqa: E402
 
 SCREENSHOT = os.environ.get("F11_JUPYTER_SCREENSHOT")  # optional path: keep a 1024x768 picture
 LAB = ".f11-lab [data-attention-lab]"
 TABLES = ("Q", "K", "V", "S", "A", "O")
+#: A slow link: 75 ms each way (150 ms round trip), as mybinder often is.
+SLOW = 0.075
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def jupyter_lab(tmp_path_factory):
-    """A running JupyterLab on a temporary copy of book/; yields (base_url, token)."""
-    home = tmp_path_factory.mktemp("jupyter")
-    root = home / "book"
-    shutil.copytree(ROOT / "book", root, ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
+def served_book(binder_env, tmp_path_factory):
+    """A plain JupyterLab from the Binder env on a temporary copy of book/; yields (base_url, token)."""
+    root = tmp_path_factory.mktemp("served")
+    shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
+    for twin in ("lab-slow.md", "lab-nb7.md"):  # their own kernels: the slow link, Notebook 7
+        shutil.copy(root / "book" / "lab.md", root / "book" / twin)
     try:
-        with running_jupyterlab(root, home / "home") as server:
+        with binder_env.jupyter("lab", root) as server:
             yield server
     except RuntimeError as exc:
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="module")
-def lab_page(jupyter_lab, browser):
-    """lab.md opened by Jupytext as a notebook, run, its lab drawn; one page for the module."""
-    base, token = jupyter_lab
+def open_lab(browser, binder_env, base, token, path):
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.set_default_timeout(60_000)
-    open_and_run(page, base, token, "lab.md")
+    binder_env.open_and_run(page, base, token, path, "lab")
     page.wait_for_selector(f'{LAB}[data-lab-ready="true"]')
     page.wait_for_function("(sel) => document.querySelectorAll(sel + ' td[data-matrix][data-value]').length === 24",
                            arg=LAB)
-    # Fold the file browser away, as a teacher projecting would (Ctrl+B).
-    page.evaluate("() => window.jupyterapp.commands.execute('application:toggle-left-area')")
     page.page_errors = errors
+    return context, page
+
+
+@pytest.fixture(scope="module")
+def lab_page(served_book, browser, binder_env):
+    """book/lab.md opened by Jupytext as a notebook and run (Run All), its lab drawn; JupyterLab's
+    default layout (the file browser open) at 1024x768.  One page for the module."""
+    base, token = served_book
+    context, page = open_lab(browser, binder_env, base, token, "book/lab.md")
     yield page
     context.close()
+
+
+@pytest.fixture(scope="module")
+def slow_page(served_book, browser, binder_env):
+    """The same lab in a second notebook, reached through a 75 ms-each-way proxy."""
+    base, token = served_book
+    port = int(base.rsplit(":", 1)[1])
+    with latency_proxy.running(port, SLOW) as slow_port:
+        context, page = open_lab(browser, binder_env, f"http://127.0.0.1:{slow_port}", token, "book/lab-slow.md")
+        yield page
+        context.close()
+
+
+def kernel(page, code: str):
+    """Run ``code`` in the notebook's kernel (as a cell would, off the record) and return the JSON it prints."""
+    out = page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({ code, silent: false, store_history: false });
+        let text = '';
+        future.onIOPub = (msg) => {
+            if (msg.header.msg_type === 'stream') text += msg.content.text;
+            if (msg.header.msg_type === 'error') text += 'ERROR ' + msg.content.evalue;
+        };
+        await future.done;
+        return text;
+    }""", code)
+    assert not out.startswith("ERROR"), out
+    return json.loads(out)
+
+
+#: What the kernel holds: the lab's params, notes and result (masked cells as None).
+KERNEL_STATE = """
+import gc, json
+from attention_lab.lab import AttentionLab
+_f11 = [o for o in gc.get_objects() if isinstance(o, AttentionLab)][-1]
+print(json.dumps({"params": _f11.params, "notes": _f11.notes, "row": _f11.row,
+                  "result": {k: v for k, v in _f11.state["result"].items() if k in "QKVSAO"}}))
+"""
+
+
+def kernel_state(page) -> dict:
+    return kernel(page, KERNEL_STATE)
 
 
 def cell(name, i, j) -> str:
@@ -207,33 +259,28 @@ LAB_PARTS = """() => {
 }"""
 
 
-def dismiss_toasts(page):
-    """Close JupyterLab's start-up notifications (the news question), as the teacher would."""
-    for button in page.locator(".Toastify__toast button[title='Hide notification']").all():
-        if button.is_visible():
-            button.click()
-    page.wait_for_function("() => ![...document.querySelectorAll('.Toastify__toast')].some(t => t.offsetParent)")
+def no_toast(page) -> bool:
+    """No JupyterLab notification on screen (the news question would sit over the lab)."""
+    return page.evaluate("() => ![...document.querySelectorAll('.Toastify__toast')].some(t => t.offsetParent)")
 
 
-def test_every_slider_and_s_a_o_fit_one_1024x768_screen_with_the_file_browser_folded(lab_page):
-    """The projector: JupyterLab at 1024x768 with its file browser folded away (Ctrl+B, as lab.md
-    tells the teacher; with it open the notebook is 290 px narrower, and the lab wraps, below).
-    Once the lab's cell is scrolled into view, every slider, the d_k buttons, the mask box, the row
-    choice and the three buttons, and S, A, O at 28 px, are on screen together, nothing covering them."""
+def test_every_slider_and_s_a_o_fit_binders_1024x768_window_with_the_file_browser_open(lab_page):
+    """Binder's default window: JupyterLab at 1024x768, file browser open, after Run All (the lab
+    scrolls itself into view).  Every slider, the mask box, the row choice and the three buttons,
+    and S, A, O at 28 px, are on screen together, nothing covering them, no toast, no Ctrl+B."""
     page = lab_page
     reset(page)
-    dismiss_toasts(page)
-    page.wait_for_selector(".f11-lab.f11-split")
+    assert page.evaluate("() => window.jupyterapp.shell.leftCollapsed") is False  # the file browser is open
+    assert no_toast(page)
+    assert page.locator(".f11-lab:not(.f11-stack)").count() == 1
     assert page.locator(LAB).get_attribute("data-layout") == "wide"
-    page.evaluate("() => document.querySelector('.f11-lab').scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(200)
     seen = page.evaluate(LAB_PARTS)
     names = [name for name, _, _ in seen["parts"]]
     assert len([n for n in names if n.startswith("f11-param-")]) == len(PARAM_NAMES)  # 17 sliders + the mask
-    assert len([n for n in names if n.startswith("button ")]) == 7 + 2 + 3  # d_k presets, 我/爱, 3 buttons
+    assert len([n for n in names if n.startswith("button ")]) == 2 + 3  # 我/爱, 3 buttons
     assert [n for n in names if n.startswith("table ")] == ["table S", "table A", "table O"]
     vl, vt, vr, vb = seen["visible"]
-    assert (vr - vl, vb - vt) > (800, 600)  # the notebook's area: the file browser is folded away
+    assert vr - vl < 760  # the notebook's area: the file browser takes the rest
     for name, (left, top, right, bottom), uncovered in seen["parts"]:
         assert max(0, vl) <= left and right <= min(1024, vr), (name, left, right, seen["visible"])
         assert max(0, vt) <= top and bottom <= min(768, vb), (name, top, bottom, seen["visible"])
@@ -244,37 +291,53 @@ def test_every_slider_and_s_a_o_fit_one_1024x768_screen_with_the_file_browser_fo
     sliders_right = max(b[2] for n, b, _ in seen["parts"] if n.startswith("f11-param-"))
     assert all(b[0] >= sliders_right for n, b, _ in seen["parts"] if n.startswith("table "))
     if SCREENSHOT:
-        page.screenshot(path=str(Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-projector.png")))
+        page.screenshot(path=str(Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-binder.png")))
+
+
+TRACKS = """() => [...document.querySelectorAll('.f11-lab [class*="f11-param-"] .slider-container')]
+                  .map(n => n.getBoundingClientRect().width)"""
 
 
 def test_slider_tracks_are_wide_enough_to_drag(lab_page):
-    widths = lab_page.evaluate(
-        """() => [...document.querySelectorAll('.f11-lab [class*="f11-param-"] .slider-container')]
-            .map(n => n.getBoundingClientRect().width)""")
+    """With the file browser open every track has room to drag (and more with it folded away:
+    the last test)."""
+    widths = lab_page.evaluate(TRACKS)
     assert len(widths) == len(PARAM_NAMES) - 1  # every numeric control, d_k included
-    assert min(widths) >= 120, widths
+    assert min(widths) >= 60, widths
+
+
+def click_d_k(page, value: int) -> None:
+    """Click the d_k track where the power of two ``value`` sits (its stops are 1, 2, 4, ..., 64)."""
+    base = page.locator(".f11-lab .f11-param-d_k .noUi-base")
+    base.scroll_into_view_if_needed()
+    track = base.bounding_box()
+    k = D_K_POWERS.index(value)
+    x = track["x"] + 2 + (track["width"] - 4) * k / (len(D_K_POWERS) - 1)  # the ends: just inside the track
+    page.mouse.click(x, track["y"] + track["height"] / 2)
 
 
 def test_every_power_of_two_d_k_is_one_mouse_click_away(lab_page):
+    """d_k is the site's control: a track whose stops are the powers of two."""
     page = lab_page
-    reset(page)
-    params = default_params()
     for value in (64, 1, 8, 2):
-        page.locator(".f11-lab .f11-dk-presets button", has_text=str(value)).first.click()
-        params["d_k"] = float(value)
+        reset(page)  # from the baseline (d_k = 2), one click
+        page.wait_for_timeout(400)  # the handle's own 0.3 s slide back
+        click_d_k(page, value)
+        params = {**default_params(), "d_k": float(value)}
         wait_for_core(page, params)
         assert float(page.locator(".f11-lab .f11-param-d_k .widget-readout").inner_text()) == value
         notes = page.locator(f"{LAB} [data-lab-notes]").inner_text()
-        assert (f"d_k={value}" in notes) == (value != 2), notes  # the kernel's note, shown by the view
+        assert (f"d_k={value}" in notes) == (value != 2), notes
+    assert kernel_state(page)["params"]["d_k"] == 2
 
 
-def test_random_keyboard_moves_in_jupyterlab_equal_the_core(lab_page):
+def test_random_keyboard_moves_in_jupyterlab_equal_the_core_in_view_and_kernel(lab_page):
     page = lab_page
     reset(page)
     params = default_params()
     rng = np.random.default_rng(8)
     for _ in range(8):
-        name = PARAM_NAMES[int(rng.integers(len(PARAM_NAMES) - 1))]  # every numeric control
+        name = PARAM_NAMES[int(rng.integers(len(PARAM_NAMES) - 2))]  # every slider but d_k
         key = ["ArrowRight", "ArrowLeft"][int(rng.integers(2))]
         r = range_of(name)
         step = r.step if key == "ArrowRight" else -r.step
@@ -287,6 +350,15 @@ def test_random_keyboard_moves_in_jupyterlab_equal_the_core(lab_page):
     lines = page.evaluate("(sel) => [...document.querySelectorAll(sel + ' [data-lab-worked] > p')]"
                           ".map(p => p.textContent)", LAB)
     assert lines == worked_text(result, 1).splitlines()
+    # The kernel holds the same values, the same tables, the same notes as the view shows.
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'")
+    held = kernel_state(page)
+    assert held["params"] == params
+    for name in TABLES:
+        got = np.array([[-np.inf if v is None else v for v in row] for row in held["result"][name]])
+        np.testing.assert_allclose(got, getattr(result, name), rtol=0, atol=1e-12)
+    shown = page.evaluate("(sel) => [...document.querySelectorAll(sel + ' [data-lab-notes] p')].map(p => p.textContent)", LAB)
+    assert shown == held["notes"]
     # The row to explain, chosen with the ipywidgets toggle: the view's worked text follows.
     page.locator(".f11-lab .f11-row button", has_text="我").first.click()
     want = worked_text(result, 0).splitlines()
@@ -296,12 +368,109 @@ def test_random_keyboard_moves_in_jupyterlab_equal_the_core(lab_page):
     assert not page.page_errors
 
 
+def settled(page, name: str, wait_ms: int = 2500) -> float:
+    """The slider's readout once everything in flight has arrived (no rewinding after that)."""
+    readout = page.locator(f".f11-lab .{dom_class(name)} .widget-readout")
+    page.wait_for_timeout(wait_ms)
+    first = readout.inner_text()
+    page.wait_for_timeout(500)
+    assert readout.inner_text() == first, "the slider moved after the reader stopped"
+    return float(first.replace("\u2212", "-"))
+
+
+@pytest.mark.parametrize("link", ["direct", "slow"])
+def test_fifteen_key_presses_sent_without_waiting_end_where_the_reader_left(request, link):
+    """Holding ArrowRight 15 times on X[0,0] (1.0 -> 2.5), every press sent at once: the slider,
+    the view and the kernel all end at 2.5, over a direct connection and over a 150 ms link."""
+    page = request.getfixturevalue("lab_page" if link == "direct" else "slow_page")
+    reset(page)
+    handle = page.locator(f".f11-lab .{dom_class('X[0,0]')} .noUi-handle")
+    handle.focus()
+    for _ in range(15):
+        page.keyboard.press("ArrowRight")  # no waiting for any update
+    assert settled(page, "X[0,0]") == 2.5
+    params = {**default_params(), "X[0,0]": 2.5}
+    wait_for_core(page, params)
+    assert kernel_state(page)["params"] == params
+
+
+def test_a_mouse_drag_over_a_slow_link_ends_where_the_mouse_let_go(slow_page):
+    """A drag across Wv[0,0]'s track and back part of the way, over the 150 ms link: the value the
+    readout shows when the mouse is let go stays, and the view and the kernel both have it."""
+    page = slow_page
+    reset(page)
+    handle = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-handle").bounding_box()
+    track = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-base").bounding_box()
+    y = handle["y"] + handle["height"] / 2
+    page.mouse.move(handle["x"] + handle["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(track["x"] + track["width"] + 40, y, steps=25)  # past the end: 20
+    page.mouse.move(track["x"] + track["width"] * 0.8, y, steps=10)  # and back a little
+    page.mouse.up()
+    readout = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .widget-readout")
+    left_at = float(readout.inner_text().replace("\u2212", "-"))
+    assert 5 < left_at < 20
+    assert settled(page, "Wv[0,0]") == left_at
+    params = {**default_params(), "Wv[0,0]": left_at}
+    wait_for_core(page, params)
+    assert kernel_state(page)["params"] == params
+
+
+def test_the_view_redraws_while_the_kernel_is_busy(lab_page):
+    """No round trip for what is shown: with the kernel busy for 4 s, a slider step still redraws
+    S, A, O at once (the browser computes them); the kernel catches up afterwards."""
+    page = lab_page
+    reset(page)
+    page.evaluate("""() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+                     .requestExecute({code: 'import time; time.sleep(4)', silent: true})""")
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'busy'")
+    press_on_slider(page, "Wq[1,0]", "ArrowRight")
+    params = {**default_params(), "Wq[1,0]": default_params()["Wq[1,0]"] + range_of("Wq[1,0]").step}
+    wait_for_core(page, params)
+    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status") == "busy"
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+                           timeout=20_000)
+    assert kernel_state(page)["params"] == params
+
+
+def test_notebook_7_shows_the_lab_at_1024x768_and_a_drag_reaches_view_and_kernel(served_book, browser, binder_env):
+    """The same book/lab.md in Notebook 7 (Binder's other interface): Run All, the lab fits one
+    1024x768 screen with S, A, O at 28 px, and a mouse drag changes the view and the kernel alike."""
+    base, token = served_book
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        binder_env.open_and_run(page, base, token, "book/lab-nb7.md", "notebook")
+        page.wait_for_selector(f'{LAB}[data-lab-ready="true"]')
+        page.wait_for_timeout(500)
+        assert no_toast(page)
+        seen = page.evaluate(LAB_PARTS)
+        for name, (left, top, right, bottom), uncovered in seen["parts"]:
+            assert 0 <= left and right <= 1024 and 0 <= top and bottom <= 768, (name, left, top, right, bottom)
+        assert min(seen["values"]) >= 28 and not seen["spills"]
+        handle = page.locator(f".f11-lab .{dom_class('Wk[0,1]')} .noUi-handle").bounding_box()
+        track = page.locator(f".f11-lab .{dom_class('Wk[0,1]')} .noUi-base").bounding_box()
+        y = handle["y"] + handle["height"] / 2
+        page.mouse.move(handle["x"] + handle["width"] / 2, y)
+        page.mouse.down()
+        page.mouse.move(track["x"] - 30, y, steps=15)  # past the left end: −3
+        page.mouse.up()
+        assert settled(page, "Wk[0,1]", 1500) == -3
+        params = {**default_params(), "Wk[0,1]": -3.0}
+        wait_for_core(page, params)
+        assert kernel_state(page)["params"] == params
+    finally:
+        context.close()
+
+
 def linked(page) -> set:
     """Everything carrying data-linked: cells as (table, i, j), controls by name, lines by data-line."""
     items = page.evaluate(
         """() => [...document.querySelectorAll('.f11-lab [data-linked]')].map(n =>
             n.dataset.matrix ? ['cell', n.dataset.matrix, +n.dataset.row, +n.dataset.col]
-            : n.dataset.labSource ? ['source', n.dataset.labSource]
+            : [...n.classList].some(c => c.startsWith('f11-param-'))
+              ? ['source', [...n.classList].find(c => c.startsWith('f11-param-'))]
             : ['line', n.dataset.line || n.tagName])""")
     return {tuple(x) for x in items}
 
@@ -310,13 +479,14 @@ def expected_links(result, name, i, j) -> set:
     """Issue 8's linked set of cell (name, i, j): the cells and controls it is computed from."""
     if name == "S":
         out = {("cell", "Q", i, c) for c in range(2)} | {("cell", "K", j, c) for c in range(2)}
-        return out | ({("source", "causal")} if math.isinf(result.S[i, j]) else set())
+        return out | ({("source", dom_class("causal"))} if math.isinf(result.S[i, j]) else set())
     if name == "A":
         return {("cell", "S", i, c) for c in range(2)}
     if name == "O":
         return {("cell", "A", i, c) for c in range(2)} | {("cell", "V", r, j) for r in range(2)}
     w = {"Q": "Wq", "K": "Wk", "V": "Wv"}[name]
-    return {("source", f"X[{i},{c}]") for c in range(2)} | {("source", f"{w}[{r},{j}]") for r in range(2)}
+    return ({("source", dom_class(f"X[{i},{c}]")) for c in range(2)}
+            | {("source", dom_class(f"{w}[{r},{j}]")) for r in range(2)})
 
 
 def test_hovering_any_cell_marks_what_it_comes_from_in_jupyterlab(lab_page):
@@ -491,16 +661,19 @@ def test_a_slider_readout_takes_the_minus_sign_it_shows_and_full_width_digits(la
 
 
 def test_without_room_beside_the_sliders_the_view_wraps_under_them(lab_page):
-    """JupyterLab's default chrome (file browser open: the notebook ~590 px wide) and a phone:
-    the view goes under the sliders, nothing sticks out sideways, every slider keeps a draggable
-    track.  (Last in this module: it changes the window; it puts it back for good measure.)"""
+    """A split screen (700 px wide with the file browser open) and a phone: the view goes under
+    the sliders, nothing sticks out sideways, every slider keeps a draggable track.  (Last in
+    this module: it changes the window; it puts it back for good measure.)"""
     page = lab_page
     shell = "window.jupyterapp.shell"
     try:
-        for size, expand in (((1024, 768), True), ((390, 844), False)):
+        # The projector with the file browser folded away (Ctrl+B): the tracks grow.
+        page.evaluate(f"() => {shell}.collapseLeft()")
+        page.wait_for_function(f"() => Math.min(...({TRACKS})()) >= 120")
+        for size, expand in (((700, 768), True), ((390, 844), False)):
             page.set_viewport_size({"width": size[0], "height": size[1]})
             page.evaluate(f"() => {shell}.{'expandLeft' if expand else 'collapseLeft'}()")
-            page.wait_for_selector(".f11-lab:not(.f11-split)")
+            page.wait_for_selector(".f11-lab.f11-stack")
             page.wait_for_function("(sel) => document.querySelector(sel).dataset.layout !== 'wide'", arg=LAB)
             assert not page.evaluate(LAB_PARTS)["spills"], size
             geometry = page.evaluate("""() => {
@@ -522,5 +695,5 @@ def test_without_room_beside_the_sliders_the_view_wraps_under_them(lab_page):
                 assert len({round(b[0]) for b in geometry["sliders"][:16]}) == 1, geometry["sliders"][:4]
     finally:
         page.set_viewport_size({"width": 1024, "height": 768})
-        page.evaluate(f"() => {shell}.collapseLeft()")
-    page.wait_for_selector(".f11-lab.f11-split")
+        page.evaluate(f"() => {shell}.expandLeft()")
+    page.wait_for_selector(".f11-lab:not(.f11-stack)")

@@ -139,8 +139,22 @@ async function renderLab({ model, el }) {
 
   redraw();
   attach(60);
+  // A change made here (a drag, a key, a typed readout: ipywidgets passes its view as
+  // updated_view) is drawn at once.  Changes from the kernel come one control at a time (a
+  // button sets 16 sliders): drawn once when the burst is over, so the marks of what changed
+  // show the whole step, not only its last control.
+  let burst = null;
+  const onChange = (_m, _v, options) => {
+    if (options && options.updated_view) {
+      if (burst) { clearTimeout(burst); burst = null; }
+      redraw();
+      return;
+    }
+    if (burst) clearTimeout(burst);
+    burst = setTimeout(() => { burst = null; redraw(); }, 40);
+  };
   const listeners = [];
-  const listen = (m, event) => { m.on(event, redraw); listeners.push([m, event]); };
+  const listen = (m, event) => { m.on(event, onChange); listeners.push([m, event]); };
   names.forEach((name) => { if (models[name]) listen(models[name], "change:value"); });
   if (models.row) listen(models.row, "change:index");
   listen(model, "change:kernel_notes");
@@ -152,7 +166,8 @@ async function renderLab({ model, el }) {
     });
   }
   return () => {
-    listeners.forEach(([m, event]) => m.off(event, redraw));
+    listeners.forEach(([m, event]) => m.off(event, onChange));
+    if (burst) clearTimeout(burst);
     if (box) {
       box.removeEventListener("keydown", tidy, true);
       box.removeEventListener("blur", tidy, true);
