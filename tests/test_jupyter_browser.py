@@ -47,8 +47,7 @@ def served_book(binder_env, tmp_path_factory):
     """A plain JupyterLab from the Binder env on a temporary copy of book/; yields (base_url, token)."""
     root = tmp_path_factory.mktemp("served")
     shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
-    for twin in ("lab-slow.md", "lab-nb7.md"):  # their own kernels: the slow link, Notebook 7
-        shutil.copy(root / "book" / "lab.md", root / "book" / twin)
+    shutil.copy(root / "book" / "lab.md", root / "book" / "lab-slow.md")  # its own kernel, for the slow link
     try:
         with binder_env.jupyter("lab", root) as server:
             yield server
@@ -399,6 +398,7 @@ def test_a_mouse_drag_over_a_slow_link_ends_where_the_mouse_let_go(slow_page):
     readout shows when the mouse is let go stays, and the view and the kernel both have it."""
     page = slow_page
     reset(page)
+    page.locator(f".f11-lab .{dom_class('Wv[0,0]')}").scroll_into_view_if_needed()
     handle = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-handle").bounding_box()
     track = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-base").bounding_box()
     y = handle["y"] + handle["height"] / 2
@@ -433,10 +433,17 @@ def test_the_view_redraws_while_the_kernel_is_busy(lab_page):
     assert kernel_state(page)["params"] == params
 
 
-def test_notebook_7_shows_the_lab_at_1024x768_and_a_drag_reaches_view_and_kernel(served_book, browser, binder_env):
-    """The same book/lab.md in Notebook 7 (Binder's other interface): Run All, the lab fits one
-    1024x768 screen with S, A, O at 28 px, and a mouse drag changes the view and the kernel alike."""
-    base, token = served_book
+def test_notebook_7_shows_the_lab_at_1024x768_and_a_drag_reaches_view_and_kernel(browser, binder_env, tmp_path):
+    """The same book/lab.md in Notebook 7 (Binder's other interface, its own plain server): Run All,
+    the lab fits one 1024x768 screen with S, A, O at 28 px, and a mouse drag changes the view and
+    the kernel alike."""
+    shutil.copytree(ROOT / "book", tmp_path / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
+    shutil.copy(tmp_path / "book" / "lab.md", tmp_path / "book" / "lab-nb7.md")
+    with binder_env.jupyter("notebook", tmp_path) as (base, token):
+        notebook_7_lab(browser, binder_env, base, token)
+
+
+def notebook_7_lab(browser, binder_env, base, token):
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     try:
         page = context.new_page()
@@ -449,6 +456,7 @@ def test_notebook_7_shows_the_lab_at_1024x768_and_a_drag_reaches_view_and_kernel
         for name, (left, top, right, bottom), uncovered in seen["parts"]:
             assert 0 <= left and right <= 1024 and 0 <= top and bottom <= 768, (name, left, top, right, bottom)
         assert min(seen["values"]) >= 28 and not seen["spills"]
+        page.locator(f".f11-lab .{dom_class('Wk[0,1]')}").scroll_into_view_if_needed()
         handle = page.locator(f".f11-lab .{dom_class('Wk[0,1]')} .noUi-handle").bounding_box()
         track = page.locator(f".f11-lab .{dom_class('Wk[0,1]')} .noUi-base").bounding_box()
         y = handle["y"] + handle["height"] / 2
@@ -541,8 +549,6 @@ def test_step_through_one_row_in_jupyterlab(lab_page):
             "(sel) => [...document.querySelectorAll(sel + ' td[data-pending]')]"
             ".map(t => [t.dataset.matrix, t.dataset.row, t.dataset.col])", LAB)}
         want = set()
-        if 0 < stage < 3:  # S's row is complete once the mask is added (stage 3)
-            want |= {("S", 1, 0), ("S", 1, 1)}
         if 0 < stage < 4:
             want |= {("A", 1, 0), ("A", 1, 1)}
         if 0 < stage < 5:
@@ -552,6 +558,11 @@ def test_step_through_one_row_in_jupyterlab(lab_page):
             assert not any(ch.isdigit() for ch in page.locator(f"{cell(m, i, j)} .al-v").inner_text())
         current = page.locator(f"{LAB} [data-lab-worked] [data-current]").count()
         assert current == (1 if stage else 0), stage
+        if stage in (1, 2):  # S's row shows the stage's numbers: raw q·k, then ÷ √d_k (the site's view)
+            r = attention(**tables_from_params(default_params()))
+            want_row = r.raw_scores[1] / (math.sqrt(2) if stage == 2 else 1)
+            assert page.locator(f'{LAB} td[data-matrix="S"][data-row="1"] .al-v').all_inner_texts() == [
+                format_value(float(x)) for x in want_row], stage
         if stage == 3:  # a control change keeps the step and recomputes
             press_on_slider(page, "Wk[0,0]", "ArrowRight")
             params = default_params()
@@ -594,6 +605,28 @@ def test_what_changed_marks_exactly_the_changed_cells(lab_page):
     want = differing(before, after)
     assert want and {m for m, _, _ in want} <= {"V", "O"}
     assert changed_cells(page) == want
+
+
+def test_a_drag_marks_what_the_whole_drag_changed_once_let_go(lab_page):
+    """Dragging Wv[0,0] from 5 to its end (20) in one gesture: while the mouse is down no marks
+    flicker; once let go, O[爱,第0格] is marked with the change of the whole drag, as on the site."""
+    page = lab_page
+    before = reset(page)
+    page.locator(f".f11-lab .{dom_class('Wv[0,0]')}").scroll_into_view_if_needed()
+    handle = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-handle").bounding_box()
+    track = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-base").bounding_box()
+    y = handle["y"] + handle["height"] / 2
+    page.mouse.move(handle["x"] + handle["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(track["x"] + track["width"] + 40, y, steps=20)
+    page.wait_for_function("(sel) => document.querySelector(sel + ' td[data-matrix=\"O\"][data-row=\"1\"][data-col=\"0\"]')"
+                           ".dataset.value !== '" + repr(float(before.O[1, 0])) + "'", arg=LAB)
+    assert changed_cells(page) == set()  # nothing marked mid-drag
+    page.mouse.up()
+    after = wait_for_core(page, {**default_params(), "Wv[0,0]": 20.0})
+    assert ("O", 1, 0) in changed_cells(page)
+    delta = after.O[1, 0] - before.O[1, 0]
+    assert page.locator(f"{cell('O', 1, 0)} .al-d").inner_text() == "▲" + format_value(delta)
 
 
 def test_predict_hides_a_and_o_and_reveal_shows_the_cores_values(lab_page):

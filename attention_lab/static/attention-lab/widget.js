@@ -59,12 +59,57 @@ async function renderLab({ model, el }) {
     const value = core.parseNumber(t.textContent || "");
     if (Number.isFinite(value)) t.textContent = String(value);
   };
+  // A drag on one of this lab's sliders is one gesture: the change marks show what the whole drag
+  // changed once it ends (as on the site).  While it lasts, a listener for its end on the window
+  // (the pointer may be let go anywhere), removed when it comes.
+  let dragging = false;
+  const endDrag = () => {
+    window.removeEventListener("pointerup", endDrag, true);
+    window.removeEventListener("pointercancel", endDrag, true);
+    if (!dragging) return;
+    dragging = false;
+    if (view.settle) view.settle();
+  };
+  const startDrag = (e) => {
+    if (!(e.target instanceof Element) || !e.target.closest(".widget-slider")) return;
+    dragging = true;
+    window.addEventListener("pointerup", endDrag, true);
+    window.addEventListener("pointercancel", endDrag, true);
+  };
+  // The three buttons (恢复基准, 对照一, 对照二) are ipywidgets Buttons: the kernel gets the click and
+  // sets the controls (notebook code sees it), but the view need not wait for that.  Their values
+  // are in the config: set here on the controls' models at once, drawn once (the kernel then sets
+  // the same values: nothing changes).
+  const BUTTONS = { "f11-button-reset": null, "f11-button-only_wv": "only_wv", "f11-button-only_wq": "only_wq" };
+  let applying = false;
+  const onButton = (e) => {
+    const button = e.target instanceof Element ? e.target.closest("button") : null;
+    const cls = button && Object.keys(BUTTONS).find((c) => button.classList.contains(c));
+    if (!cls) return;
+    const target = BUTTONS[cls] ? (config.contrasts || {})[BUTTONS[cls]] : config.baseline;
+    if (!target) return;
+    applying = true;
+    try {
+      names.forEach((name) => {
+        const m = models[name];
+        if (m && target[name] !== undefined && m.get("value") !== target[name]) {
+          m.set("value", target[name]);
+          m.save_changes();
+        }
+      });
+    } finally {
+      applying = false;
+    }
+    redraw();
+  };
   let box = null;
   const attach = (tries) => {
     box = labBox();
     if (box) {
       box.addEventListener("keydown", tidy, true);
       box.addEventListener("blur", tidy, true);
+      box.addEventListener("pointerdown", startDrag, true);
+      box.addEventListener("click", onButton, true);
     } else if (tries > 0) {
       requestAnimationFrame(() => attach(tries - 1));
     }
@@ -134,7 +179,8 @@ async function renderLab({ model, el }) {
       view.update({ params: view.state.params || config.baseline, result: null, row: row(), notes: [error].concat(notes(p)) });
       return;
     }
-    view.update({ params: p, result: result, row: row(), notes: notes(p) });
+    // settling: a slider is being dragged; the view holds its change marks until the drag ends.
+    view.update({ params: p, result: result, row: row(), notes: notes(p), settling: dragging });
   }
 
   redraw();
@@ -145,6 +191,7 @@ async function renderLab({ model, el }) {
   // show the whole step, not only its last control.
   let burst = null;
   const onChange = (_m, _v, options) => {
+    if (applying) return;  // a button: drawn once when all its values are set
     if (options && options.updated_view) {
       if (burst) { clearTimeout(burst); burst = null; }
       redraw();
@@ -171,7 +218,10 @@ async function renderLab({ model, el }) {
     if (box) {
       box.removeEventListener("keydown", tidy, true);
       box.removeEventListener("blur", tidy, true);
+      box.removeEventListener("pointerdown", startDrag, true);
+      box.removeEventListener("click", onButton, true);
     }
+    endDrag();
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);
   };
