@@ -245,10 +245,11 @@ def test_printed_chapter_is_a_handout_with_every_answer(site_url, new_page):
     rec = new_page()
     rec.page.goto(f"{site_url}/{CHAPTER}", wait_until="networkidle")
     answers = rec.page.eval_on_selector_all(
-        "details.sd-dropdown .sd-summary-content",
+        "details.sd-dropdown:not(.f11-full-code) .sd-summary-content",  # the answers (not the full code)
         """els => els.map(e => { const c = e.cloneNode(true);
                  c.querySelectorAll('button, .copybtn').forEach(x => x.remove());
                  c.querySelectorAll('math').forEach(x => x.replaceWith('|'));  // prose runs stop at formulas
+                 c.querySelectorAll('li').forEach(x => x.prepend('|'));  // and at list items (paper numbers them)
                  return c.textContent; })""")
     assert len(answers) >= 9, f"expected the self-check answers, found {len(answers)} dropdowns"
     pdf = rec.page.pdf(format="A4", print_background=True)

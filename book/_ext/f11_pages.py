@@ -311,6 +311,7 @@ ROOT_PAGE = """<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Refresh" content="0; url={target}">
 <link rel="canonical" href="{target}">
+<link rel="icon" href="_static/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <p>正在打开本书……如果没有自动跳转，请点 <a href="{target}">{title}</a>。</p>
