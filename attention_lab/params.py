@@ -143,6 +143,8 @@ def refused(name: str, raw) -> bool:
     if name == "causal":
         return not isinstance(raw, (bool, np.bool_)) and str(raw).strip().lower() not in (
             "1", "true", "on", "yes", "0", "false", "off", "no")
+    if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)):
+        return False  # every integer is a number: a huge one is clamped (see coerce)
     return not math.isfinite(parse_number(raw))
 
 

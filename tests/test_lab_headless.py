@@ -391,3 +391,59 @@ def test_memory_stays_flat_over_many_changes(fresh):
     assert end - start < 300_000, f"grew by {(end - start) / 1e3:.0f} kB over 400 changes"
     assert sys.getallocatedblocks() - blocks_before < 20_000
     assert_view_shows(fresh, independent(fresh.params))
+
+
+@pytest.mark.parametrize("name", ["X[0,1]", "d_k", "causal"])
+def test_none_in_a_control_is_refused_with_a_note_and_nothing_raises(fresh, name):
+    """traitlets' Any would take None without asking the validator: the lab's controls ask it."""
+    before = fresh.params[name]
+    fresh.controls[name].value = None  # must not raise
+    assert fresh.controls[name].value == before and fresh.params[name] == before
+    assert f"{name} " in fresh.shown_notes() and "None" in fresh.shown_notes()
+    fresh.controls["Wq[0,0]"].value = 1.0  # later changes still work, the note stays
+    assert f"{name} " in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+    repr(fresh), fresh._repr_mimebundle_()  # displaying it works too
+
+
+@pytest.mark.parametrize("where", ["start", "control", "set_params"])
+def test_huge_integers_are_clamped_with_a_note(where):
+    lab = AttentionLab(params={"X[0,0]": 10**400, "d_k": -10**400}) if where == "start" else AttentionLab()
+    if where == "control":
+        lab.controls["X[0,0]"].value = 10**400
+        lab.controls["d_k"].value = -10**400
+    elif where == "set_params":
+        lab.set_params({"X[0,0]": 10**400, "d_k": -10**400})
+    assert lab.params["X[0,0]"] == RANGES["X"].max and lab.params["d_k"] == 1
+    notes = lab.shown_notes()
+    assert "X[0,0] 的范围是 −3 到 3，1e+400 已改为 3" in notes and "−1e+400 已改为 1" in notes
+    assert_view_shows(lab, independent(lab.params))
+
+
+def test_a_refusal_keeps_its_note_through_set_params_of_other_controls(fresh):
+    fresh.controls["X[0,0]"].value = "abc"
+    fresh.set_params({"Wq[0,0]": 1.0})
+    assert "X[0,0] 需要一个数，“abc”没有采用" in fresh.shown_notes()
+    fresh.set_params({"X[0,0]": 0.5})  # that control set again: its note goes
+    assert "“abc”" not in fresh.shown_notes()
+
+
+def test_numpy_scalars_and_bools_go_through_the_same_coercion(fresh):
+    fresh.controls["X[1,1]"].value = np.float32(0.5)
+    fresh.controls["Wv[0,0]"].value = np.int64(7)
+    fresh.controls["causal"].value = np.bool_(False)
+    assert fresh.params["X[1,1]"] == 0.5 and fresh.params["Wv[0,0]"] == 7.0 and fresh.params["causal"] is False
+    fresh.controls["Wq[0,1]"].value = True  # a bool is no number: refused
+    assert fresh.params["Wq[0,1]"] == default_params()["Wq[0,1]"] and "Wq[0,1] 需要一个数" in fresh.shown_notes()
+    assert_view_shows(fresh, independent(fresh.params))
+
+
+def test_the_view_shows_a_kernel_note_only_while_its_control_holds_the_value(fresh):
+    """kernel_notes carry the value each note is about: the browser shows the note while that
+    control still holds it (a drag afterwards takes it away at once, before the kernel answers)."""
+    fresh.controls["Wk[0,0]"].value = 9
+    note = next(n for n in fresh.view.kernel_notes if n["name"] == "Wk[0,0]")
+    assert note["value"] == RANGES["Wk"].max and "9 已改为 3" in note["text"]
+    with pytest.raises(ValueError):
+        fresh.set_params({"Wq[9,9]": 1.0})
+    assert any(n["name"] is None and "没有改动任何值" in n["text"] for n in fresh.view.kernel_notes)
