@@ -14,7 +14,7 @@ from importlib import resources
 import numpy as np
 
 from .core import CONTRASTS
-from .params import PARAM_NAMES, RANGES, coerce, default_params
+from .params import D_K_POWERS, PARAM_NAMES, RANGES, coerce, default_params
 
 
 def strings() -> dict:
@@ -48,6 +48,7 @@ def lab_config(params: dict | None = None, row: int = 1) -> dict:
         raise ValueError(f"row must be 0 or 1; got {row!r}")
     return {
         "names": list(PARAM_NAMES),
+        "dk_powers": list(D_K_POWERS),  # the d_k slider's stops, on the site and in Jupyter
         "ranges": {k: {"min": r.min, "max": r.max, "step": r.step} for k, r in RANGES.items()},
         "baseline": default_params(),
         "contrasts": {name: default_params(name) for name in CONTRASTS},

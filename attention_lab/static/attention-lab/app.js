@@ -25,7 +25,6 @@
   var core = window.AttentionLabCore;
   var render = window.AttentionLabRender;
   var labCount = 0;
-  var DK_POWERS = [1, 2, 4, 8, 16, 32, 64];
   /** The address bar waits this long (ms) for a dragged value to rest; letting go writes it at
    *  once.  history.replaceState is slow and rate-limited (Safari throws after ~100 in 30 s). */
   var URL_IDLE_MS = 300;
@@ -53,11 +52,15 @@
     return core.PARAM_NAMES.every(function (n) { return a[n] === b[n]; });
   }
 
-  /** d_k slider position (0..6, powers of two) for any d_k 1..64. */
-  function dkPosition(dK) { return Math.max(0, Math.min(6, Math.round(Math.log(dK) / Math.LN2))); }
+  /** d_k slider position (the index of the nearest power of two among `powers`) for any d_k. */
+  function dkPosition(dK, powers) {
+    return Math.max(0, Math.min(powers.length - 1, Math.round(Math.log(dK / powers[0]) / Math.LN2)));
+  }
 
   function Lab(root, config) {
     var self = this;
+    // The d_k slider's stops (1, 2, 4, ..., 64): attention_lab.params.D_K_POWERS, sent in the config.
+    var DK_POWERS = this.dkPowers = config.dk_powers;
     var s = config.strings || {};
     var tw = s.twin || {};
     var labStr = s.lab || {};
@@ -181,7 +184,7 @@
       var id = uid + "-" + name.replace(/[^A-Za-z0-9_]/g, "_");
       var label = el("label", { "for": id, "class": "al-label" }, labelText);
       var slider = el("input", dk
-        ? { type: "range", id: id, "data-param": name, "data-scale": "log2", min: "0", max: "6", step: "1",
+        ? { type: "range", id: id, "data-param": name, "data-scale": "log2", min: "0", max: String(DK_POWERS.length - 1), step: "1",
             list: id + "-marks", "aria-label": spoken }
         : { type: "range", id: id, "data-param": name, min: String(range.min), max: String(range.max),
             step: String(range.step), "aria-label": spoken });
@@ -236,7 +239,7 @@
   Lab.prototype.showControl = function (name, from) {
     var c = this.controls[name], v = this.state.params[name];
     if (c.box) { c.box.checked = !!v; return; }
-    if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v) : v);
+    if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v, this.dkPowers) : v);
     if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
     if (c.text.value !== String(v)) c.text.value = String(v);
   };
