@@ -349,8 +349,9 @@ def finish_pages(app, exc):
     if (outdir / FA_FONTS).is_dir():
         texts = list(pages.values())
         subset_icon_fonts(outdir, used_icon_codepoints(outdir, texts), used_icon_classes(texts))
-    # The Jupyter driver of the lab view comes with the package's static folder; no page loads it.
-    (outdir / "_static" / "attention-lab" / "widget.js").unlink(missing_ok=True)
+    # The Jupyter drivers of the lab views come with the package's static folder; no page loads them.
+    for name in ("widget.js", "shapes_widget.js"):
+        (outdir / "_static" / "attention-lab" / name).unlink(missing_ok=True)
     # Last: the pages' final markup decides which theme rules can match.
     bundle_theme_css(outdir)
 

@@ -1,0 +1,380 @@
+"""The shapes lab (形状实验台) in Jupyter: ipywidgets controls for the shapes and the values, the
+site's view, the core's numbers.  The 2x2 lab's pattern (:mod:`attention_lab.lab`), for n x m.
+
+One model.  The reader's values live in the controls' widget models: sliders for n, m, d_model,
+d_k, d_v and pad, a toggle for self / cross, a box for the causal mask, and one number box per
+cell of X, Xs, Wq, Wk, Wv at the largest shape (6 x 4 and 4 x 4; the cells outside the current
+shape are hidden, keeping their values, so a shape change is never a round trip).  The view
+(:class:`ShapesLabView`: the site's ``attention.js`` + ``render.js`` + the glue
+``shapes_widget.js``) reads those models in the browser and redraws with attention.js
+``generalAttention`` at once; the kernel receives the same values and keeps
+:attr:`ShapesLab.result` (:func:`attention_lab.core.general_attention` of :attr:`ShapesLab.state`).
+
+What the controls mean (Python :func:`state_from_values` and the glue's ``stateOf`` alike):
+in self mode m = n and Xs is unused; causal only applies in self mode; the effective pad is
+``min(pad, keys - 1)`` (one key always readable; the glue also brings the pad slider down when
+the keys shrink, as the reader's own change); the row explained is ``min(row, n - 1)``.
+
+Contract::
+
+    lab = ShapesLab()                     # or ShapesLab("apple_food"), ShapesLab(state_dict)
+    lab.controls["n"].value = 3           # a control move (values set from code are coerced, with a note)
+    lab.controls["Wv[1,2]"].value = 4
+    lab.state                             # the effective state (attention_lab.shapes' plain data)
+    lab.result                            # general_attention(...) of that state
+    lab.notes                             # notes on values set from code that were changed
+    lab.load("apple_tech")                # an example (or a state dict), all controls at once
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import math
+
+import anywidget
+import traitlets
+from ipywidgets import widget_serialization
+
+from .lab import _round, dom_class
+from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, SHAPE_KEYS, TABLES,
+                     coerce as coerce_cell, compute, default_state, default_value, shapes_config, shapes_html,
+                     table_shape)
+from .widget import _static
+
+__all__ = ["ShapesLab", "ShapesLabView", "state_from_values", "MAX_SHAPE"]
+
+#: Every control table at its largest shape (the number boxes that exist; the shape shows some).
+MAX_SHAPE = {"X": (6, 4), "Xs": (6, 4), "Wq": (4, 4), "Wk": (4, 4), "Wv": (4, 4)}
+#: The controls that set the shape and the masks, in the order shown.
+SHAPE_CONTROLS = ("n", "m", "d_model", "d_k", "d_v", "mode", "causal", "pad")
+CELL_NAMES = tuple(f"{t}[{i},{j}]" for t in TABLES for i in range(MAX_SHAPE[t][0]) for j in range(MAX_SHAPE[t][1]))
+
+ESM_FILES = ("attention.js", "render.js", "shapes_widget.js")
+CSS_FILES = ("lab.css", "shapes.css")
+
+
+def _css_hiding() -> str:
+    """Rules that show only the current shape: the glue sets ``data-rows-X="3"``, ``data-cols-X="2"``,
+    ``data-mode`` on the lab's box (in the browser, at once); cells and rows past them are hidden."""
+    rules = []
+    for t, (rows, cols) in MAX_SHAPE.items():
+        for r in range(1, rows):
+            rules.append(", ".join(f'.f11-shapes[data-rows-{t}="{r}"] .f11-row-{t}-{i}' for i in range(r, rows)))
+        for c in range(1, cols):
+            rules.append(", ".join(f'.f11-shapes[data-cols-{t}="{c}"] .f11-col-{t}-{j}' for j in range(c, cols)))
+    return ",\n".join(rules) + " { display: none !important; }"
+
+
+#: Scoped CSS for the ipywidgets controls (the view brings lab.css + shapes.css).  Only affects
+#: ``.f11-shapes``: the shape controls in one wrapping row, the input tables side by side as many
+#: as fit, S/A/O and the rest of the view under them (the view's own layout, as on the site).
+CSS = """
+<style>
+.f11-shapes { display: flex; flex-direction: column; gap: 4px; }
+.f11-shapes .f11-shape-row { flex-flow: row wrap; gap: 2px 12px; align-items: center; }
+.f11-shapes .f11-shape-row .widget-slider { width: 15em; min-width: 0; margin: 0; }
+.f11-shapes .f11-shape-row .widget-label { width: auto !important; min-width: 0; padding-right: 4px; }
+.f11-shapes .f11-tables { flex-flow: row wrap; gap: 4px 10px; align-items: flex-start; }
+.f11-shapes .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 0 4px 2px; }
+.f11-shapes .f11-table-title { font-weight: 600; margin: 0 0 0 2px; line-height: 1.4; }
+.f11-shapes .f11-cell-row { gap: 2px; margin: 0; }
+.f11-shapes .f11-cell { width: 4.2em; margin: 1px 0; }
+.f11-shapes .f11-cell input { font-variant-numeric: tabular-nums; text-align: right; }
+.f11-shapes .f11-row-label { width: 2.2em; text-align: right; padding-right: 3px; color: #555; }
+.f11-shapes [data-linked] input { outline: 3px dashed #d0480f; }
+.f11-shapes[data-mode="self"] .f11-table-Xs, .f11-shapes[data-mode="self"] .f11-param-m { display: none !important; }
+.f11-shapes[data-mode="cross"] .f11-param-causal { opacity: 0.55; pointer-events: none; }
+""" + _css_hiding() + "\n</style>\n"
+
+
+def state_from_values(values: dict, tokens=DEFAULT_TOKENS, source_tokens=DEFAULT_SOURCE_TOKENS, row: int = 1) -> dict:
+    """The state the controls' values mean (``{control name: value}``): attention_lab.shapes'
+    plain data, tables cut to the shape.  The glue's ``stateOf`` (shapes_widget.js) is the same rule."""
+    s = {k: int(values[k]) for k in SHAPE_KEYS}
+    s["mode"] = "cross" if values["mode"] == "cross" else "self"
+    if s["mode"] == "self":
+        s["m"] = s["n"]
+    s["causal"] = bool(values["causal"]) and s["mode"] == "self"
+    s["pad"] = max(0, min(int(values["pad"]), s["m"] - 1))
+    s["tables"] = {t: [[_round(values[f"{t}[{i},{j}]"]) for j in range(table_shape(t, s)[1])]
+                       for i in range(table_shape(t, s)[0])] for t in TABLES}
+    s["tokens"] = list(tokens)[:s["n"]]
+    s["source_tokens"] = list(source_tokens)[:s["m"]]
+    s["row"] = max(0, min(int(row), s["n"] - 1))
+    return s
+
+
+def values_of(state: dict) -> dict:
+    """Every control's value for ``state`` (cells outside its shape take the defaults)."""
+    values = {k: state[k] for k in SHAPE_KEYS}
+    values.update(mode=state.get("mode", "self"), causal=bool(state.get("causal")), pad=int(state.get("pad", 0)))
+    for t in TABLES:
+        table = state["tables"].get(t) or []
+        for i in range(MAX_SHAPE[t][0]):
+            for j in range(MAX_SHAPE[t][1]):
+                inside = i < len(table) and j < len(table[i])
+                values[f"{t}[{i},{j}]"] = float(table[i][j]) if inside else default_value(t, i, j)
+    return values
+
+
+def _full(tokens, defaults) -> list[str]:
+    tokens = [str(t)[:8] for t in tokens][:6]
+    return tokens + list(defaults[len(tokens):6])
+
+
+def _coerce_shape(name: str, raw, current):
+    """A shape or pad value set from code: an integer in its limits; (value, note or None)."""
+    lo, hi = LIMITS.get(name, (0, 5))
+    try:
+        number = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        return current, f"{name} 需要一个整数，{raw!r} 没有采用"
+    if not math.isfinite(number):
+        return current, f"{name} 需要一个整数，{raw!r} 没有采用"
+    value = int(min(hi, max(lo, round(number))))
+    return value, None if value == number else f"{name} 只能是 {lo} 到 {hi} 的整数，{raw!r} 已改为 {value}"
+
+
+class ShapesLabView(anywidget.AnyWidget):
+    """Q, K, V, S, A, O with their shapes, the worked text and the notes, drawn by ``render.js``
+    from the values of the controls it is given (:class:`ShapesLab` keeps them as ipywidgets).
+
+    Traits: ``config`` (once: :func:`attention_lab.shapes.shapes_config`), ``controls``
+    (``{control name: widget}``), ``tokens`` / ``source_tokens`` (six names each; the shape shows
+    the first n / m), ``row`` (the query row explained; a row header clicked in the view sets
+    it), ``kernel_notes`` (``[{name, value, text}]``: shown while that control holds ``value``).
+    """
+
+    _esm = "\n".join(f"/* ---- {name} ---- */\n{_static(name)}" for name in ESM_FILES)
+    _css = "\n".join(_static(name) for name in CSS_FILES)
+
+    config = traitlets.Dict().tag(sync=True)
+    controls = traitlets.Dict().tag(sync=True, **widget_serialization)
+    tokens = traitlets.List().tag(sync=True)
+    source_tokens = traitlets.List().tag(sync=True)
+    row = traitlets.Int(1).tag(sync=True)
+    kernel_notes = traitlets.List().tag(sync=True)
+
+
+class ShapesLab:
+    """Controls for n, m, d_model, d_k, d_v, self / cross, the causal mask, pad and every cell of
+    X, Xs, Wq, Wk, Wv; the site's view of the shapes lab.  ``state``: a name of
+    :data:`attention_lab.shapes.EXAMPLES`, a state dict, or None (the 2x2 baseline)."""
+
+    def __init__(self, state: dict | str | None = None):
+        import ipywidgets as widgets
+
+        from .web import strings
+
+        self.strings = strings()
+        ss = self.strings["shapes"]
+        self._notes: dict[str, tuple] = {}
+        self._holding = False
+        self._loading = False
+        self.result = None
+        self.update_count = 0
+        start = self._start(state)
+        values = values_of(start)
+        lab = self
+
+        class _Checked:
+            """Mixin: a value set from code goes through the lab's rules (a cell: shapes.coerce, the
+            2x2 lab's grammar and ranges; a shape: an integer in its limits); the browser's values
+            are in range by construction (the sliders' limits, BoundedFloatText) and come back as sent."""
+
+            def _checked(self, proposal):
+                if getattr(self, "_f11_name", None) is None:
+                    return proposal["value"]
+                name, raw = self._f11_name, proposal["value"]
+                if name in SHAPE_KEYS or name == "pad":
+                    value, note = _coerce_shape(name, raw, self.value)
+                else:
+                    value, note = coerce_cell(name, raw, current=self.value)
+                lab._noted(name, value, note)
+                return value
+
+        def checked(base, trait):
+            class Control(_Checked, base):
+                value = trait.tag(sync=True)
+
+                def __init__(self, name, **kwargs):
+                    self._f11_name = None
+                    super().__init__(**kwargs)
+                    self._f11_name = name
+
+                @traitlets.validate("value")
+                def _validate_value(self, proposal):
+                    return self._checked(proposal)
+
+            return Control
+
+        class AnyValue(traitlets.Any):
+            """Any that sends None to the validator too (as attention_lab.lab's _AnyValue)."""
+
+            allow_none = False
+
+        Cell = checked(widgets.BoundedFloatText, AnyValue(0.0))
+        Slider = checked(widgets.IntSlider, AnyValue(1))
+
+        self.controls: dict = {}
+        auto = widgets.Layout(width="auto")
+        shape_row = []
+        for k in SHAPE_CONTROLS:
+            if k == "mode":
+                c = widgets.ToggleButtons(options=[(ss["self"], "self"), (ss["cross"], "cross")], value=values[k],
+                           style={"button_width": "auto"}, layout=auto)
+            elif k == "causal":
+                c = widgets.Checkbox(value=values[k], description=ss["causal"], indent=False, layout=auto)
+            else:
+                lo, hi = LIMITS.get(k, (0, 5))
+                c = Slider(k, value=values[k], min=lo, max=hi, step=1, description=ss[k].split("（")[0] if k != "pad" else "p",
+                           tooltip=ss[k], continuous_update=True, style={"description_width": "initial"})
+            c.add_class(dom_class(k))
+            self.controls[k] = c
+            shape_row.append(c)
+        table_boxes = []
+        for t in TABLES:
+            rows_, cols_ = MAX_SHAPE[t]
+            r = CELL_RANGES[t]
+            lines = []
+            for i in range(rows_):
+                cells = [widgets.HTML(f'<div class="f11-row-label">{i}</div>')]
+                for j in range(cols_):
+                    name = f"{t}[{i},{j}]"
+                    c = Cell(name, value=values[name], min=r.min, max=r.max, step=r.step, continuous_update=False,
+                             tooltip=name, layout=widgets.Layout(width="4.4em"))
+                    c.add_class(dom_class(name))
+                    c.add_class("f11-cell")
+                    c.add_class(f"f11-col-{t}-{j}")
+                    self.controls[name] = c
+                    cells.append(c)
+                line = widgets.HBox(cells)
+                line.add_class("f11-cell-row")
+                line.add_class(f"f11-row-{t}-{i}")
+                lines.append(line)
+            title = widgets.HTML(f'<div class="f11-table-title" data-f11-title="{t}">{html.escape(ss["table_" + t])}</div>')
+            box = widgets.VBox([title, *lines])
+            box.add_class("f11-table")
+            box.add_class(f"f11-table-{t}")
+            table_boxes.append(box)
+        assert tuple(self.controls) == SHAPE_CONTROLS + CELL_NAMES
+
+        self.buttons = {}
+        for key in EXAMPLES:
+            b = widgets.Button(description=ss["examples"][key], layout=auto)
+            b.add_class(f"f11-example-{key}")
+            b.on_click(lambda _b, k=key: self.load(k))
+            self.buttons[key] = b
+
+        self.view = ShapesLabView(config=shapes_config(start), controls=dict(self.controls),
+                                  tokens=_full(start["tokens"], DEFAULT_TOKENS),
+                                  source_tokens=_full(start["source_tokens"], DEFAULT_SOURCE_TOKENS),
+                                  row=int(start["row"]), layout=widgets.Layout(min_width="0"))
+        shapes_box = widgets.HBox(shape_row)
+        shapes_box.add_class("f11-shape-row")
+        examples = widgets.HBox(list(self.buttons.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        tables = widgets.HBox(table_boxes)
+        tables.add_class("f11-tables")
+        controls = widgets.VBox([widgets.HTML(CSS), shapes_box, examples, tables], layout=widgets.Layout(min_width="0"))
+        controls.add_class("f11-controls")
+        self.widget = widgets.Box([controls, self.view])
+        self.widget.add_class("f11-shapes")
+        for c in self.controls.values():
+            c.observe(self._on_change, names="value")
+        self.view.observe(self._on_change, names=["tokens", "source_tokens", "row"])
+        self._update()
+
+    @staticmethod
+    def _start(state) -> dict:
+        if state is None:
+            return default_state()
+        if isinstance(state, str):
+            if state not in EXAMPLES:
+                raise ValueError(f"unknown example {state!r}; expected one of {sorted(EXAMPLES)}")
+            return copy.deepcopy(EXAMPLES[state])
+        out = copy.deepcopy(state)
+        for key, value in default_state().items():
+            out.setdefault(key, value)
+        return out
+
+    # --- state ----------------------------------------------------------------------------
+    @property
+    def values(self) -> dict:
+        """Every control's value, ``{name: value}``."""
+        return {name: c.value for name, c in self.controls.items()}
+
+    @property
+    def state(self) -> dict:
+        """What the controls mean now (:func:`state_from_values`): the state the view shows."""
+        return state_from_values(self.values, self.view.tokens, self.view.source_tokens, self.view.row)
+
+    @property
+    def notes(self) -> list[str]:
+        return [note for _, note in self._notes.values()]
+
+    def load(self, state: dict | str) -> None:
+        """Set every control at once to ``state`` (an example's name or a state dict), drawn once."""
+        start = self._start(state)
+        values = values_of(start)
+        self._notes.clear()
+        self._holding = True
+        try:
+            with self.view.hold_sync():
+                holds = [c.hold_sync() for c in self.controls.values()]
+                for h in holds:
+                    h.__enter__()
+                try:
+                    for name, value in values.items():
+                        self.controls[name].value = value
+                    self.view.tokens = _full(start["tokens"], DEFAULT_TOKENS)
+                    self.view.source_tokens = _full(start["source_tokens"], DEFAULT_SOURCE_TOKENS)
+                    self.view.row = int(start["row"])
+                finally:
+                    for h in reversed(holds):
+                        h.__exit__(None, None, None)
+        finally:
+            self._holding = False
+        self._update()
+
+    # --- updates --------------------------------------------------------------------------
+    def _noted(self, name: str, value, note: str | None) -> None:
+        if note:
+            self._notes[name] = (value, note)
+        else:
+            self._notes.pop(name, None)
+
+    def _on_change(self, _change) -> None:
+        if not self._holding:
+            self._update()
+
+    def _update(self) -> None:
+        state = self.state
+        try:
+            result = compute(state)
+        except (ValueError, TypeError, FloatingPointError, OverflowError) as exc:
+            self._notes["error"] = (None, self.strings["shapes"]["error"].replace("{message}", str(exc)))
+        else:
+            self._notes.pop("error", None)
+            self.result = result
+            self.update_count += 1
+        shown = [{"name": key if key in self.controls else None,
+                  "value": None if value is None else (value if isinstance(value, (str, bool)) else _round(value)),
+                  "text": note} for key, (value, note) in self._notes.items()]
+        if self.view.kernel_notes != shown:
+            self.view.kernel_notes = shown
+
+    # --- display --------------------------------------------------------------------------
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The widget in Jupyter, the site's twin (text/html) on the website, and plain text."""
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude)
+        if isinstance(bundle, tuple):
+            bundle = bundle[0]
+        data = dict(bundle or {})
+        data["text/html"] = shapes_html(self.state)
+        data["text/plain"] = "ShapesLab: " + self.strings["shapes"]["title"]
+        return data
+
+    def __repr__(self) -> str:
+        return f"ShapesLab(state={json.dumps(self.state, ensure_ascii=False)})"

@@ -1,0 +1,208 @@
+/* F11 shapes lab in Jupyter: the anywidget glue (shapes_widget.js).
+ *
+ * attention_lab.shapes_lab.ShapesLabView ships attention.js + render.js + this file as one ES
+ * module, as widget.js does for the 2x2 lab.  The trait "controls" holds the ipywidgets models
+ * (sliders n, m, d_model, d_k, d_v, pad; the self/cross toggle; the causal box; one number box
+ * per cell of X, Xs, Wq, Wk, Wv at the largest shape).  Every change is read here from those
+ * models and drawn at once with attention.js generalAttention and render.js (no round trip);
+ * the kernel receives the same values and keeps lab.result.  A shape change also sets the lab
+ * box's data-rows-* / data-cols-* / data-mode attributes, which hide the cells outside the shape
+ * (the rules are in attention_lab/shapes_lab.py CSS).
+ *
+ * Other traits: "config" (attention_lab.shapes.shapes_config), "tokens", "source_tokens" (six
+ * names each), "row" (the row explained), "kernel_notes" ([{name, value, text}]).
+ */
+
+var TABLES = ["X", "Xs", "Wq", "Wk", "Wv"], SHAPES = ["n", "m", "d_model", "d_k", "d_v"];
+
+/** "Wq[0,1]" -> "f11-param-Wq-0-1": attention_lab.lab.dom_class (as in widget.js). */
+function domClass(name) {
+  return "f11-param-" + name.replace(/[^A-Za-z0-9_]+/g, "-").replace(/^-+|-+$/g, "");
+}
+
+/** 10 decimals, as attention_lab.lab._round (the browser's stepping noise away). */
+function rounded(v) {
+  return typeof v === "number" && isFinite(v) ? Number(v.toFixed(10)) : v;
+}
+
+function dims(t, s) {
+  return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, s.d_k], Wk: [s.d_model, s.d_k],
+    Wv: [s.d_model, s.d_v] }[t];
+}
+
+/** The state the controls' values mean: attention_lab.shapes_lab.state_from_values. */
+function stateOf(value, tokens, sourceTokens, row) {
+  var s = {};
+  SHAPES.forEach(function (k) { s[k] = Math.round(Number(value(k))); });
+  s.mode = value("mode") === "cross" ? "cross" : "self";
+  if (s.mode === "self") s.m = s.n;
+  s.causal = !!value("causal") && s.mode === "self";
+  s.pad = Math.max(0, Math.min(Math.round(Number(value("pad"))), s.m - 1));
+  s.tables = {};
+  TABLES.forEach(function (t) {
+    var d = dims(t, s), table = [];
+    for (var i = 0; i < d[0]; i++) {
+      var r = [];
+      for (var j = 0; j < d[1]; j++) r.push(rounded(Number(value(t + "[" + i + "," + j + "]"))));
+      table.push(r);
+    }
+    s.tables[t] = table;
+  });
+  s.tokens = tokens.slice(0, s.n);
+  s.source_tokens = sourceTokens.slice(0, s.m);
+  s.row = Math.max(0, Math.min(row, s.n - 1));
+  return s;
+}
+
+async function renderShapes({ model, el }) {
+  const render = window.AttentionLabRender;
+  const core = window.AttentionLabCore;
+  const config = model.get("config") || {};
+  const strings = config.strings || {};
+  const ss = strings.shapes || {};
+  const container = document.createElement("div");
+  container.className = "attention-lab-jupyter al-lab al-shapes";
+  el.appendChild(container);
+  const refs = model.get("controls") || {};
+  const models = {};
+  await Promise.all(Object.keys(refs).map(async (name) => {
+    models[name] = await model.widget_manager.get_model(String(refs[name]).replace(/^IPY_MODEL_/, ""));
+  }));
+  const labBox = () => el.closest(".f11-shapes");
+  const value = (name) => {
+    const m = models[name];
+    if (name === "mode") return m && m.get("index") === 1 ? "cross" : "self";
+    return m ? m.get("value") : undefined;
+  };
+
+  const view = render.mountView(container, {
+    strings: strings, core: core, shapeCaptions: true,
+    // Hovering a Q/K/V cell marks the number boxes it comes from (the controls carry dom_class names).
+    findSources: (wanted) => {
+      const b = labBox();
+      if (!b) return [];
+      return wanted.flatMap((name) => Array.from(b.querySelectorAll("." + domClass(name))));
+    },
+    onRow: (i) => { model.set("row", i); model.save_changes(); redraw(); },
+  });
+
+  // The shown shape: attributes on the lab's box hide the cells outside it; titles carry the shape.
+  let shownKey = null;
+  function showShape(s) {
+    const b = labBox();
+    if (!b) return;
+    const key = JSON.stringify([s.n, s.m, s.d_model, s.d_k, s.d_v, s.mode]);
+    if (key === shownKey) return;
+    shownKey = key;
+    b.setAttribute("data-mode", s.mode);
+    TABLES.forEach((t) => {
+      const d = dims(t, s);
+      b.setAttribute("data-rows-" + t, String(d[0]));
+      b.setAttribute("data-cols-" + t, String(d[1]));
+      const title = b.querySelector('[data-f11-title="' + t + '"]');
+      if (title) title.textContent = (ss["table_" + t] || t) + " [" + d[0] + ", " + d[1] + "]";
+    });
+    const pad = models.pad;
+    // pad leaves one key readable: the slider's range follows the keys (the reader's own change).
+    if (pad && pad.get("max") !== s.m - 1) {
+      pad.set("max", s.m - 1);
+      if (pad.get("value") > s.m - 1) pad.set("value", s.m - 1);
+      pad.save_changes();
+    }
+  }
+
+  function notes(s) {
+    const out = [];
+    (model.get("kernel_notes") || []).forEach((n) => {
+      if (n.name === null || n.name === undefined || value(n.name) === n.value) out.push(n.text);
+    });
+    if (s.mode === "cross") out.push(ss.causal_cross);
+    return out;
+  }
+
+  let shown = null;  // the last state drawn (kept on screen, with the error, when a state cannot be computed)
+  function redraw() {
+    const s = stateOf(value, model.get("tokens") || [], model.get("source_tokens") || [], model.get("row") || 0);
+    showShape(s);
+    container.style.setProperty("--al-cols", String(2 * s.m + s.d_v));
+    let result;
+    try {
+      const t = s.tables;
+      result = core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null, s.causal, s.pad);
+    } catch (e) {
+      const error = (ss.error || "{message}").split("{message}").join(e.message);
+      if (shown) view.update(Object.assign({}, shown, { notes: [error].concat(notes(s)) }));
+      return;
+    }
+    view.update(shown = { params: {}, result: result, row: s.row,
+      tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null, Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv },
+      tokens: s.tokens, keyTokens: s.mode === "cross" ? s.source_tokens : s.tokens,
+      key: JSON.stringify(s), notes: notes(s) });
+  }
+
+  // The examples are ipywidgets Buttons (the kernel sets the same values after): set here on the
+  // models at once, drawn once.
+  let applying = false;
+  const onButton = (e) => {
+    const button = e.target instanceof Element ? e.target.closest("button") : null;
+    const key = button && Object.keys(config.examples || {}).find((k) => button.classList.contains("f11-example-" + k));
+    if (!key) return;
+    const ex = config.examples[key];
+    applying = true;
+    try {
+      const set = (name, v) => {
+        const m = models[name];
+        if (!m) return;
+        const attr = name === "mode" ? "index" : "value";
+        if (name === "mode") v = v === "cross" ? 1 : 0;
+        if (m.get(attr) !== v) { m.set(attr, v); m.save_changes(); }
+      };
+      if (models.pad) { models.pad.set("max", 5); models.pad.save_changes(); }
+      SHAPES.forEach((k) => set(k, ex[k]));
+      set("mode", ex.mode); set("causal", !!ex.causal); set("pad", ex.pad);
+      TABLES.forEach((t) => ex.tables[t].forEach((r, i) => r.forEach((v, j) => set(t + "[" + i + "," + j + "]", v))));
+      const full = (list, defaults) => list.concat(defaults.slice(list.length, 6));
+      model.set("tokens", full(ex.tokens, config.default_tokens));
+      model.set("source_tokens", full(ex.source_tokens, config.default_source_tokens));
+      model.set("row", ex.row);
+      model.save_changes();
+    } finally {
+      applying = false;
+    }
+    redraw();
+  };
+  let box = null;
+  const attach = (tries) => {
+    box = labBox();
+    if (box) { box.addEventListener("click", onButton, true); redraw(); }
+    else if (tries > 0) requestAnimationFrame(() => attach(tries - 1));
+  };
+
+  redraw();
+  attach(60);
+  // A change made here is drawn at once; the kernel's changes (an example: many controls) once the burst is over.
+  let burst = null;
+  const onChange = (_m, _v, options) => {
+    if (applying) return;
+    if (options && options.updated_view) {
+      if (burst) { clearTimeout(burst); burst = null; }
+      redraw();
+      return;
+    }
+    if (burst) clearTimeout(burst);
+    burst = setTimeout(() => { burst = null; redraw(); }, 40);
+  };
+  const listeners = [];
+  const listen = (m, event) => { m.on(event, onChange); listeners.push([m, event]); };
+  Object.keys(models).forEach((name) => listen(models[name], name === "mode" ? "change:index" : "change:value"));
+  ["change:kernel_notes", "change:tokens", "change:source_tokens", "change:row"].forEach((e) => listen(model, e));
+  return () => {
+    listeners.forEach(([m, event]) => m.off(event, onChange));
+    if (burst) clearTimeout(burst);
+    if (box) box.removeEventListener("click", onButton, true);
+    if (view.destroy) view.destroy();
+    if (container.parentNode) container.parentNode.removeChild(container);
+  };
+}
+
+export default { render: renderShapes };

@@ -1,0 +1,130 @@
+"""The shapes lab in a real JupyterLab from the Binder env (the ``binder_env`` fixture), driven by
+headless Chromium as a reader would: book/shapes.md opened as a notebook and run, n moved by the
+keyboard on its slider and a value typed in a cell; every shown cell (the site's view, drawn in
+the browser) equals the core for the controls' values, and the kernel's ``lab.result`` agrees."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_lab.core import general_attention
+from attention_lab.lab import dom_class
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB = ".f11-shapes [data-attention-lab]"
+SCREENSHOT = os.environ.get("F11_JUPYTER_SCREENSHOT")  # optional path: keep a 1024x768 picture
+
+pytestmark = pytest.mark.browser
+
+KERNEL_STATE = """
+import gc, json
+from attention_lab.shapes_lab import ShapesLab
+_f11s = [o for o in gc.get_objects() if isinstance(o, ShapesLab)][-1]
+print(json.dumps({"state": _f11s.state, "result": {k: [[None if not __import__('math').isfinite(v) else v for v in r]
+      for r in getattr(_f11s.result, k).tolist()] for k in ("Q", "K", "V", "S", "A", "O")}}))
+"""
+
+
+def kernel(page, code: str):
+    out = page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({ code, silent: false, store_history: false });
+        let text = '';
+        future.onIOPub = (msg) => {
+            if (msg.header.msg_type === 'stream') text += msg.content.text;
+            if (msg.header.msg_type === 'error') text += 'ERROR ' + msg.content.evalue;
+        };
+        await future.done;
+        return text;
+    }""", code)
+    assert not out.startswith("ERROR"), out
+    return json.loads(out)
+
+
+def core_of(state):
+    t = state["tables"]
+    return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], source=t["Xs"] if state["mode"] == "cross" else None,
+                             causal=state["causal"], pad=state["pad"])
+
+
+def shown(page) -> dict:
+    pairs = page.evaluate(
+        "(sel) => [...document.querySelectorAll(sel + ' td.al-cell[data-matrix]')]"
+        ".map(t => [t.dataset.matrix, +t.dataset.row, +t.dataset.col, t.dataset.value])", LAB)
+    return {(m, i, j): (-math.inf if v == "-Infinity" else float(v)) for m, i, j, v in pairs}
+
+
+def wanted(result) -> dict:
+    return {(name, i, j): float(v) for name in ("Q", "K", "V", "S", "A", "O")
+            for (i, j), v in np.ndenumerate(getattr(result, name))}
+
+
+def wait_until_kernel_and_view_agree(page, timeout=20):
+    """The kernel's state once it has every value, and the view showing the core's cells for it."""
+    deadline = page.evaluate("() => Date.now()") + timeout * 1000
+    while True:
+        k = kernel(page, KERNEL_STATE)
+        want = wanted(core_of(k["state"]))
+        got = shown(page)
+        if got.keys() == want.keys() and all(
+                (math.isinf(w) and math.isinf(got[key])) or math.isclose(got[key], w, rel_tol=1e-9, abs_tol=1e-9)
+                for key, w in want.items()):
+            return k, want
+        if page.evaluate("() => Date.now()") > deadline:
+            raise AssertionError(f"view {got} != core {want} for {k['state']}")
+        page.wait_for_timeout(200)
+
+
+@pytest.fixture(scope="module")
+def shapes_page(binder_env, browser, tmp_path_factory):
+    root = tmp_path_factory.mktemp("served-shapes")
+    shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
+    with binder_env.jupyter("lab", root) as (base, token):
+        context = browser.new_context(viewport={"width": 1024, "height": 768})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.set_default_timeout(60_000)
+        binder_env.open_and_run(page, base, token, "book/shapes.md", "lab")
+        page.wait_for_selector(f'{LAB}[data-lab-ready="true"]')
+        page.page_errors = errors
+        yield page
+        context.close()
+
+
+def test_shapes_lab_in_jupyterlab_follows_n_and_a_typed_value_as_the_core_says(shapes_page):
+    page = shapes_page
+    k, _ = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["n"] == 2 and page.locator(f'{LAB} td.al-cell[data-matrix="S"]').count() == 4
+
+    # n: 2 -> 3 by the keyboard on its slider (the view redraws from the slider's model at once).
+    page.locator(f".f11-shapes .{dom_class('n')} .noUi-handle").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("(sel) => document.querySelectorAll(sel + ' td.al-cell[data-matrix=\"S\"]').length === 9", arg=LAB)
+    assert page.locator(f".f11-shapes .{dom_class('X[2,0]')}").is_visible()
+    assert not page.locator(f".f11-shapes .{dom_class('X[3,0]')}").is_visible()
+
+    # A value: X[2,1] typed as a reader would (Enter sends it).
+    box = page.locator(f".f11-shapes .{dom_class('X[2,1]')} input")
+    box.fill("2.5")
+    box.press("Enter")
+    k, want = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["n"] == 3 and k["state"]["tables"]["X"][2][1] == 2.5
+    assert len([key for key in want if key[0] == "S"]) == 9
+    # The kernel's lab.result is the core's answer for the same state.
+    for name in ("S", "A", "O"):
+        got = np.array([[-math.inf if v is None else v for v in row] for row in k["result"][name]])
+        np.testing.assert_allclose(got, getattr(core_of(k["state"]), name), rtol=1e-12)
+    caption = page.locator(f'{LAB} [data-matrix="S"]').first.evaluate(
+        "td => td.closest('.al-matrix').querySelector('caption, .al-caption').textContent")
+    assert "[3, 3]" in caption
+    if SCREENSHOT:
+        page.locator(".f11-shapes").screenshot(path=SCREENSHOT)
+    assert not page.page_errors, page.page_errors
