@@ -1,0 +1,151 @@
+"""How long the site's shapes lab takes at its largest tables, beside the 2x2 lab (scripts/bench_twin.py).
+
+Serves a page of its own (``attention_lab.shapes.shapes_html`` at n = m = 6, d_model = d_k = d_v = 4,
+self-attention with the causal mask, plus ``attention_lab/static/attention-lab/``) on 127.0.0.1, so
+no book build is needed, opens it in headless Chromium (scripts/find_chromium.py) and prints, on
+the desktop and with the CPU slowed 4x (CDP ``Emulation.setCPUThrottlingRate``):
+
+* update: a typed value (``change`` on one of the cells' text boxes, X/Wq/Wk/Wv in turn) and the
+  synchronous recomputation and redraw it triggers (generalAttention, 6x6 S and A, 6x4 Q/K/V/O,
+  the worked text, the address), timed with ``performance.now()``; layout and paint come later;
+* shape change: n 6 -> 5 -> 6 and d_v 4 -> 3 -> 4 (``change`` on the shape boxes): every table
+  whose shape changes is rebuilt (input tables and the view's), then the same redraw;
+* beside them, the 2x2 lab's update (bench_twin.measure: a slider's ``input`` event).
+
+    python scripts/bench_shapes.py
+    python scripts/bench_shapes.py --n 300
+
+Not a timed test: a benchmark that prints figures and whether issue 20's targets are met on the
+desktop (update median <= 2 ms, shape change median <= 16 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench_twin  # noqa: E402
+from find_chromium import find_chromium, missing_message  # noqa: E402
+
+TARGETS = {"update_median_ms": 2.0, "shape_median_ms": 16.0}
+
+UPDATE_JS = """async (n) => {
+  const root = document.querySelector("[data-shapes-lab]");
+  const boxes = [...root.querySelectorAll('input[data-param-text]')].filter(b => !b.closest('[hidden]'));
+  const times = [];
+  for (let k = 0; k < n; k++) {
+    const b = boxes[(k * 7) % boxes.length];
+    b.value = String(((k * 3) % 7) - 3);
+    const t0 = performance.now();
+    b.dispatchEvent(new Event("change", { bubbles: true }));
+    times.push(performance.now() - t0);
+    if (k % 50 === 49) await new Promise(requestAnimationFrame);
+  }
+  return { times, cells: root.querySelectorAll('td.al-cell[data-matrix="S"]').length, ok: !!root.__attentionLab.result };
+}"""
+
+SHAPE_JS = """async (n) => {
+  const root = document.querySelector("[data-shapes-lab]");
+  const box = (k) => root.querySelector('input[data-param="' + k + '"]');
+  const moves = [["n", 5], ["n", 6], ["d_v", 3], ["d_v", 4]];
+  const times = [];
+  for (let k = 0; k < n; k++) {
+    const [name, v] = moves[k % moves.length];
+    const b = box(name);
+    b.value = String(v);
+    const t0 = performance.now();
+    b.dispatchEvent(new Event("change", { bubbles: true }));
+    times.push(performance.now() - t0);
+    if (k % 20 === 19) await new Promise(requestAnimationFrame);
+  }
+  return { times, cells: root.querySelectorAll('td.al-cell[data-matrix="S"]').length, ok: !!root.__attentionLab.result };
+}"""
+
+
+def big_state() -> dict:
+    from attention_lab.shapes import default_state, resized
+
+    return resized(default_state(), n=6, m=6, d_model=4, d_k=4, d_v=4)
+
+
+def page_html(state: dict) -> str:
+    from attention_lab.shapes import SHAPES_CSS, SHAPES_JS, shapes_html
+
+    css = "".join(f'<link rel="stylesheet" href="attention-lab/{f}">' for f in SHAPES_CSS)
+    js = "".join(f'<script src="attention-lab/{f}"></script>' for f in SHAPES_JS)
+    return ('<!DOCTYPE html><html lang="zh-CN" data-theme="light"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>F11 shapes lab</title>{css}{js}'
+            f'</head><body style="margin:0 auto;max-width:72rem;padding:0.5rem">{shapes_html(state)}</body></html>')
+
+
+def measure(n: int = 500, shape_n: int = 200, warmup: int = 100, rates=(1, 4)) -> dict:
+    """{rate: {"update": stats, "shape": stats}} at 6x6, d = 4."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "attention-lab").symlink_to(bench_twin.STATIC.resolve(), target_is_directory=True)
+        (folder / "index.html").write_text(page_html(big_state()), encoding="utf-8")
+        server = bench_twin._serve(folder)
+        try:
+            chromium = find_chromium()
+            if chromium is None:
+                raise SystemExit(missing_message())
+            out = {}
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
+                for rate in rates:
+                    context = browser.new_context(viewport={"width": 1280, "height": 900})
+                    page = context.new_page()
+                    errors = []
+                    page.on("pageerror", lambda e: errors.append(str(e)))
+                    context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": rate})
+                    page.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+                    page.wait_for_selector("[data-lab-ready='true'] td.al-cell[data-matrix='S']")
+                    page.evaluate(UPDATE_JS, warmup)
+                    update = page.evaluate(UPDATE_JS, n)
+                    page.evaluate(SHAPE_JS, min(warmup, shape_n))
+                    shape = page.evaluate(SHAPE_JS, shape_n)
+                    context.close()
+                    if errors or not (update["ok"] and shape["ok"]) or update["cells"] != 36 or shape["cells"] != 36:
+                        raise RuntimeError(f"the shapes lab did not run cleanly: {errors}, {update['cells']} / {shape['cells']} S cells")
+                    out[rate] = {"update": bench_twin._stats(update["times"]), "shape": bench_twin._stats(shape["times"])}
+                browser.close()
+        finally:
+            server.shutdown()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=500, help="typed values to time (and 2x2 slider events)")
+    parser.add_argument("--shape-n", type=int, default=200, help="shape changes to time")
+    args = parser.parse_args()
+    r = measure(args.n, args.shape_n)
+    twin = bench_twin.measure(args.n, warmup=100)["view"]
+    d, s = r[1], r[4]
+
+    def pair(st):
+        return f"{st['median_ms']:7.2f} / {st['p95_ms']:6.2f}"
+
+    print("site labs in headless Chromium, ms, median / p95 (performance.now(), ~0.1 ms resolution):")
+    print(f"  {'':52} {'desktop':>16}   {'4x CPU':>16}")
+    print(f"  {'2x2 lab: update (a slider input event)':52} {pair(twin)}   {'':>16}   n={twin['n']}")
+    print(f"  {'shapes lab 6x6, d=4: update (a typed value)':52} {pair(d['update'])}   {pair(s['update'])}   n={d['update']['n']}")
+    print(f"  {'shapes lab 6x6, d=4: shape change (tables rebuilt)':52} {pair(d['shape'])}   {pair(s['shape'])}   "
+          f"n={d['shape']['n']} (n 6<->5, d_v 4<->3)")
+    print("targets (desktop):")
+    print(f"  update median <= {TARGETS['update_median_ms']:g} ms: "
+          f"{bench_twin._verdict(d['update']['median_ms'] <= TARGETS['update_median_ms'])}")
+    print(f"  shape change median <= {TARGETS['shape_median_ms']:g} ms: "
+          f"{bench_twin._verdict(d['shape']['median_ms'] <= TARGETS['shape_median_ms'])}"
+          f"; p95 within one frame ({TARGETS['shape_median_ms']:g} ms) too: "
+          f"{bench_twin._verdict(d['shape']['p95_ms'] <= TARGETS['shape_median_ms'])}")
+
+
+if __name__ == "__main__":
+    main()
