@@ -61,6 +61,7 @@ import re
 import sys
 from fractions import Fraction
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +75,8 @@ from attention_lab import attention, baseline, softmax  # noqa: E402
 from attention_lab.chapter import cross_attention_example, softmax_steps  # noqa: E402
 
 DEFAULT_CHAPTER = ROOT / "book" / "f11-attention.md"
+#: The chapter's role name: claims scoped to "f11-attention.md" apply to the chapter checked.
+CHAPTER_NAME = "f11-attention.md"
 
 #: The row the chapter computes by hand: position 1, "爱".
 ROW = 1
@@ -89,7 +92,7 @@ TEN_DECIMALS = (
 )
 
 
-def _labels(r, tables, steps) -> dict:
+def _labels(r, tables) -> dict:
     """Name written in the chapter -> the baseline quantity it must equal."""
     X = tables["X"]
     labels = {
@@ -161,7 +164,7 @@ NUMBER = re.compile(r"(?<![\w.])(\d+\.\d{3,})(?!\d)")  # a decimal with >= 3 dec
 #: publishes a10 formatted under a10, a10_4d, ...), or the older ``{glue:text}`a10:.4f```.
 GLUE_ROLE = re.compile(r"\{(?:glue(?::\w+)?|eval)\}`[^`]*`")
 #: The glued name inside such a role (the {eval} format suffix _<N>d dropped).
-GLUE_NAME = re.compile(r"\{(?:glue(?::\w+)?|eval)\}`(\w+?)(?:_\d+d)?[`:]")
+EVAL_ROLE = re.compile(r"\{eval\}`(\w+)`")
 #: A comment in a hand block: two or more spaces, then something that is not arithmetic.
 COMMENT = re.compile(r"\s{2,}(?=[^\s\d\[\](){}+\-−×*/.,√∞=≈]).*$")
 
@@ -503,10 +506,6 @@ def evaluate_exact(segment: str):
         raise ValueError("not arithmetic") from exc
 
 
-def _sign_fail(report: Report, st: Statement, message: str) -> None:
-    report.fail(st.line, message)
-
-
 def check_signs(st: Statement, known, report: Report) -> None:
     """The chapter's rule for "=" and "≈" in hand computations.
 
@@ -533,7 +532,7 @@ def check_signs(st: Statement, known, report: Report) -> None:
         for token in tokens:
             value = unrounded(token, known)
             if value is not None and abs(value - float(token)) > 1e-12 * max(1.0, abs(value)):
-                _sign_fail(report, st, f"'=' before the rounded {token} (the value is {value:.15g}): "
+                report.fail(st.line, f"'=' before the rounded {token} (the value is {value:.15g}): "
                                        f"write '≈' in {st.text!r}")
                 break
         if evaluate(left, known) is None:
@@ -545,7 +544,7 @@ def check_signs(st: Statement, known, report: Report) -> None:
         except (ValueError, TypeError, ZeroDivisionError):
             continue
         if not holds:
-            _sign_fail(report, st, f"'=' where the shown numbers do not give the shown result exactly: "
+            report.fail(st.line, f"'=' where the shown numbers do not give the shown result exactly: "
                                    f"write '≈' in {st.text!r}")
 
 
@@ -565,7 +564,7 @@ def check_decimals(lines, start, known, report: Report) -> None:
 EXCERPT_NOISE = ("_check", "raise ", '"""', "AttentionInputError")
 
 
-def check_excerpts(chapter: Path, source: str, report: Report) -> None:
+def check_excerpts(folder: Path, source: str, report: Report) -> None:
     """Each ``literalinclude`` trimmed with ``:lines:`` shows only code that teaches.
 
     ``:lines:`` counts lines inside the window that ``:pyobject:`` / ``:start-at:`` / ``:end-at:`` cut,
@@ -584,7 +583,7 @@ def check_excerpts(chapter: Path, source: str, report: Report) -> None:
             options["dedent"] = int(options["dedent"])
         config = Config({}, {})
         config.source_encoding = "utf-8"
-        quoted = (chapter.parent / m.group(1)).resolve()
+        quoted = (folder / m.group(1)).resolve()
         if not quoted.exists():  # a copy of the chapter elsewhere (the tests): the book's own file
             quoted = (DEFAULT_CHAPTER.parent / m.group(1)).resolve()
         try:
@@ -598,16 +597,242 @@ def check_excerpts(chapter: Path, source: str, report: Report) -> None:
                               f"{noisy or 'nothing'}: adjust :lines: to the code that changed")
 
 
-def check_glue(source: str, report: Report) -> None:
-    defined = set(re.findall(r"""\bglue\(\s*["'](\w+)["']""", source))
-    if "chapter_numbers()" in source:  # glued in a loop over attention_lab.chapter.chapter_numbers()
-        from attention_lab.chapter import chapter_numbers
+# ============================================================================ meaning
+#
+# Claims tied to what the computation means rather than to a wording: the mask's infinity and
+# its diagonal, which token a row index names and which tokens it may read, the axes' names,
+# the self-check a reference points to, and the {eval} names (defined by the page's own cells,
+# before they are read, and naming the number the words around them describe).
 
-        defined |= set(chapter_numbers())
-    for m in GLUE_NAME.finditer(source):
-        if m.group(1) not in defined:
-            line = source.count("\n", 0, m.start()) + 1
-            report.fail(line, f"glue name {m.group(1)!r} is used but never glued")
+#: A row index bound to a token: 第 0 行“我”, 第 1 号位置“爱”, 第 0 行对应“我”.
+BOUND_TOKEN = re.compile(r"第\s*(\d+)\s*(?:行|号)(?:位置|对应)?\s*“([^”]+)”")
+#: A row index and what it may (not) read: 第 0 行只能读“我”, 第 0 号“我”不能读……“爱”.
+READS = re.compile(r"第\s*(\d+)\s*(?:行|号)(?:位置)?(?:“[^”]+”)?[^，。；：“]*?(不能读|只能读|能读)([^，。；：]*)")
+AXIS = re.compile(r"(行|列)(?:是|：|:)\s*(接收位置|被读取位置)(（(?:查询|键)）)?")
+TRIANGLE = re.compile(r"torch\.(tril|triu)\(torch\.ones\((\w+),\s*(\w+)[^()]*\)(?:,\s*diagonal\s*=\s*([^()]+?))?\)")
+REFERENCE = re.compile(r"课后自检第\s*(\d+)\s*题")
+#: An {eval} name that is a table cell: <case>(a|o|s|raw|q)<row><column>, e.g. wq_a10 = only_wq's A[1, 0].
+CELL_NAME = re.compile(r"^(?P<case>.*?)(?P<table>raw|a|o|s|q)(?P<i>\d)(?P<j>\d)$")
+#: The word that says which table a number is from (the last one before it in its clause).
+TABLE_WORDS = {"份额": "a", "输出": "o", "缩放分数": "s", "缩成": "s", "原始分数": "raw", "查询": "q"}
+
+
+def clauses(text: str) -> list[str]:
+    return re.split(r"[，。；：]", text)
+
+
+def _base(name: str) -> str:
+    """An {eval} name without its format suffix (attention_lab.notebook.FORMATS): a10_4d -> a10."""
+    from attention_lab.notebook import FORMATS
+
+    for suffix in sorted(FORMATS, key=len, reverse=True):
+        if suffix and name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+@lru_cache(maxsize=None)
+def notebook_values(cells: tuple) -> tuple[dict, dict, list]:
+    """Run a page's code cells in order, as its kernel does: (name -> shown text, name -> line of the
+    cell that defined it, [(line, error)]).  ``cells``: ((line, source), ...)."""
+    import contextlib
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from attention_lab import notebook
+
+    namespace: dict = {}
+    values, defined, errors = {}, {}, []
+
+    def capture(name, variable, display=True, namespace_=None):
+        values.update(notebook.shown_texts(name, variable))
+
+    real, options = notebook.glue, np.get_printoptions()
+    notebook.glue = capture
+    try:
+        for line, cell in cells:
+            before = set(values)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(compile(cell, f"cell at line {line}", "exec"), namespace)
+            except Exception as exc:  # noqa: BLE001 - any failure of a cell is reported
+                errors.append((line, f"{type(exc).__name__}: {exc}"))
+            defined.update({name: line for name in set(values) - before})
+            plt.close("all")
+    finally:
+        notebook.glue = real
+        np.set_printoptions(**options)
+    return values, defined, errors
+
+
+def code_cells(text: str) -> tuple:
+    """((line of the cell's fence, source without its options), ...) of a page's code cells."""
+    lines = text.splitlines()
+    out = []
+    for fence in fences(lines, split_front_matter(lines)):
+        if not fence.info.startswith("{code-cell}"):
+            continue
+        body = [t for _, t in fence.body]
+        if body and body[0].strip() == "---":  # YAML options
+            body = body[body.index("---", 1) + 1:] if "---" in body[1:] else []
+        while body and re.match(r"^:[\w-]+:", body[0]):
+            body = body[1:]
+        out.append((fence.lines[0] + 1, "\n".join(body)))
+    return tuple(out)
+
+
+def self_check_questions(pages: list[Page]) -> dict[int, str]:
+    """The chapter's self-check questions: number -> its text and answer."""
+    text = pages[0].text
+    section = text[text.find("(f11-selfcheck)="):]
+    section = re.split(r"\n\(f11-[\w-]+\)=\n", section[1:])[0] if section else ""
+    parts = re.split(r"(?m)^\*\*(\d+)\.\*\*", section)
+    return {int(parts[k]): parts[k + 1] for k in range(1, len(parts) - 1, 2)}
+
+
+def _features(text: str) -> set:
+    """Character pairs of Chinese words and whole Latin words: what a reference shares with its question."""
+    text = normalise_prose(text)
+    words = set(re.findall(r"[A-Za-z_][\w.]+", text))
+    for run in re.findall(r"[\u4e00-\u9fff]+", text):
+        words.update(run[k:k + 2] for k in range(len(run) - 1))
+    return words
+
+
+def check_meaning(page: Page, report: Report) -> None:
+    from attention_lab.chapter import self_check_cases
+    from attention_lab.core import TOKENS, causal_mask
+
+    n = len(TOKENS)
+    allowed = np.isfinite(causal_mask(n))
+    mask_sign = "负无穷" if causal_mask(n).min() < 0 else "正无穷"
+    wrong_sign = {"负无穷": ("正无穷", "+∞"), "正无穷": ("负无穷", "−∞")}[mask_sign]
+    values, defined, errors = notebook_values(code_cells(page.text))
+    for line, error in errors:
+        report.fail(None, f"{page.shown}:{line}: the code cell raises {error}")
+    questions = self_check_questions([page]) if page.name == CHAPTER_NAME else {}
+    weight = {}
+    if questions:
+        features = {q: _features(text) for q, text in questions.items()}
+        for words in features.values():
+            for w in words:
+                weight[w] = weight.get(w, 0) + 1
+        weight = {w: 1.0 / k for w, k in weight.items()}
+
+    lines = page.text.splitlines()
+    start = split_front_matter(lines)
+    hand = [(no, raw, page.name, None) for fence in fences(lines, start) if fence.info in ("", "text", "none")
+            for no, raw in fence.body]
+    prose = list(prose_lines(page.name, page.text, hand_checked=page.name == CHAPTER_NAME))
+    for line_no, raw, section, question in sorted(prose + hand if page.name == CHAPTER_NAME else prose):
+        where = f"{page.shown}:{line_no}: "
+        for m in EVAL_ROLE.finditer(raw):
+            name = m.group(1)
+            if name not in values:
+                report.fail(None, where + f"{{eval}}`{name}` is not a name the page's cells define "
+                                          f"(attention_lab.notebook.glue)")
+            elif defined[name] > line_no:
+                report.fail(None, where + f"{{eval}}`{name}` is read before the cell at line {defined[name]} "
+                                          f"defines it (the kernel runs in page order)")
+        shown = normalise_prose(EVAL_ROLE.sub(lambda m: values.get(m.group(1), "⟨?⟩"), raw))
+        named = normalise_prose(EVAL_ROLE.sub(lambda m: f"⟨{_base(m.group(1))}⟩", raw))
+        # The mask adds −∞ (attention_lab.core.causal_mask): never "正无穷" / +∞.
+        for word in wrong_sign:
+            if word in shown:
+                report.fail(None, where + f"{word!r}: the causal mask adds {mask_sign} (attention_lab.core.causal_mask)")
+        # torch.tril/triu snippets give the core's causal mask (True = allowed / True = blocked).
+        for m in TRIANGLE.finditer(shown):
+            kind, rows, cols, diagonal = m.groups()
+            for n_, m_ in ((2, 2), (1, 3), (2, 3)) if rows != cols else ((2, 2), (3, 3)):
+                size = {"n": n_, "m": m_}
+                try:
+                    shape = [size[rows] if rows in size else int(rows), size[cols] if cols in size else int(cols)]
+                    k = int(_Evaluator(size).visit(ast.parse(diagonal or "0", mode="eval")))
+                except (SyntaxError, ValueError, KeyError) as exc:
+                    report.fail(None, where + f"cannot read {m.group()!r}: {exc}")
+                    break
+                core = np.isfinite(causal_mask(shape[0], shape[1], diagonal=shape[1] - shape[0]))
+                ones = np.ones(shape, dtype=bool)
+                got = np.tril(ones, k) if kind == "tril" else ~np.triu(ones, k)
+                if not np.array_equal(got, core):
+                    report.fail(None, where + f"{m.group()!r} is not attention_lab.core.causal_mask "
+                                              f"(diagonal={shape[1] - shape[0]} for n={shape[0]}, m={shape[1]})")
+                    break
+        if re.search(r"diagonal\s*取\s*m\s*[-−]\s*n", shown) is None and re.search(r"diagonal\s*取", shown):
+            report.fail(None, where + "torch.tril's diagonal for a KV cache is m − n (attention_lab.core)")
+        # Row indices and tokens (attention_lab.core.TOKENS), and what each row may read (the mask).
+        for clause in clauses(shown):
+            for m in BOUND_TOKEN.finditer(clause):
+                i, token = int(m.group(1)), m.group(2)
+                if token in TOKENS and (i >= n or TOKENS[i] != token):
+                    report.fail(None, where + f"row {i} is “{TOKENS[i] if i < n else '?'}”, not “{token}” "
+                                              f"(TOKENS = {TOKENS}) in “{clause.strip()}”")
+            for m in READS.finditer(clause):
+                i, verb = int(m.group(1)), m.group(2)
+                said = {TOKENS.index(t) for t in re.findall(r"“([^”]+)”", m.group(3)) if t in TOKENS}
+                can = set(np.flatnonzero(allowed[i])) if i < n else set()
+                ok = (not said & can) if verb == "不能读" else (said == can if verb == "只能读" else said <= can)
+                if not ok:
+                    report.fail(None, where + f"row {i} reads {[TOKENS[j] for j in sorted(can)]} under the causal "
+                                              f"mask: “{clause.strip()}” says otherwise")
+        # Rows are 接收位置 (查询), columns 被读取位置 (键).
+        for m in AXIS.finditer(shown):
+            axis, term, gloss = m.groups()
+            want = ("接收位置", "（查询）") if axis == "行" else ("被读取位置", "（键）")
+            if term != want[0] or (gloss and gloss != want[1]):
+                report.fail(None, where + f"{axis} is {''.join(want)}, not {term}{gloss or ''}")
+        # A reference to a self-check points to the question about the same thing.
+        for m in REFERENCE.finditer(shown):
+            if not questions:
+                continue
+            mine = _features(raw)
+            score = {q: sum(weight.get(w, 0.0) for w in mine & words) for q, words in features.items()}
+            best = max(score, key=score.get)
+            if int(m.group(1)) != best:
+                report.fail(None, where + f"self-check {m.group(1)} is referenced, but question {best} is the one "
+                                          f"about this (shared words: {sorted(mine & features[best])[:8]})")
+        check_eval_context(named, where, report)
+
+
+def check_eval_context(named: str, where: str, report: Report) -> None:
+    """An {eval} cell name (wq_a10 ...) agrees with the words around it: its table word (份额, 输出 ...),
+    its place in a written row ([⟨a10⟩, ⟨a11⟩]: same case and row, columns in order) and
+    “爱”读“我” (row 爱, column 我)."""
+    from attention_lab.core import TOKENS
+
+    def cell(name):
+        return CELL_NAME.match(name)
+
+    for m in re.finditer(r"\[([^\[\]]*⟨[^\[\]]*)\]", named):
+        items = [t.strip() for t in m.group(1).split(",")]
+        cells = [(k, cell(t[1:-1])) for k, t in enumerate(items) if re.fullmatch(r"⟨\w+⟩", t)]
+        cells = [(k, c) for k, c in cells if c]
+        for k, c in cells:
+            if int(c["j"]) != k or (c["case"], c["table"], c["i"]) != (cells[0][1]["case"], cells[0][1]["table"],
+                                                                      cells[0][1]["i"]):
+                report.fail(None, where + f"{{eval}}`{c.group()}` is not entry {k} of the row "
+                                          f"[{', '.join(items)}]")
+                break
+    for clause in clauses(named):
+        pair = None
+        for m in re.finditer(r"“([^”]+)”(?:读|对)“([^”]+)”|⟨(\w+)⟩|" + "|".join(TABLE_WORDS), clause):
+            if m.group(1) and m.group(1) in TOKENS and m.group(2) in TOKENS:
+                pair = (TOKENS.index(m.group(1)), TOKENS.index(m.group(2)))
+            elif m.group(3):
+                c = cell(m.group(3))
+                before = clause[:m.start()]
+                word = max(TABLE_WORDS, key=lambda w: before.rfind(w))
+                if c and word in before and c["table"] != TABLE_WORDS[word]:
+                    report.fail(None, where + f"{{eval}}`{m.group(3)}` is from table {c['table']}, but the text "
+                                              f"calls it {word}")
+                if c and pair and (int(c["i"]), int(c["j"])) != pair:
+                    report.fail(None, where + f"{{eval}}`{m.group(3)}` is row {c['i']}, column {c['j']}, but the "
+                                              f"text says “{TOKENS[pair[0]]}” reads “{TOKENS[pair[1]]}”")
+                pair = None
 
 
 # ============================================================================ prose claims
@@ -626,7 +851,6 @@ def check_glue(source: str, report: Report) -> None:
 #
 # Anything else fails with "unchecked number", naming the file and line.
 
-PROSE_FILES = ("f11-attention.md", "notation.md", "index.md", "lab.md")  # the pages today (all *.md are read)
 SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: A number in prose: not part of an identifier (F11, d2l, bahdanau2015, 3E, x_0).
 PROSE_NUMBER = re.compile(r"(?<![A-Za-z_\d.\\])[-−]?\d+(?:\.\d+)?(?![\d])(?![A-Za-z_])")
@@ -728,10 +952,7 @@ def _printed_tol(text: str, shape) -> np.ndarray:
     return np.full(shape, tolerance(decimals))
 
 
-def bib_years(bib: Path) -> dict[str, str]:
-    if not bib.exists():
-        return {}
-    text = bib.read_text(encoding="utf-8")
+def bib_years(text: str) -> dict[str, str]:
     years = {}
     for m in re.finditer(r"@\w+\{([^,]+),(.*?)\n\}", text, re.S):
         y = re.search(r"year\s*=\s*\{?(\d{4})", m.group(2))
@@ -740,7 +961,7 @@ def bib_years(bib: Path) -> dict[str, str]:
     return years
 
 
-def prose_lines(path: Path, hand_checked: bool = True):
+def prose_lines(name: str, text: str, hand_checked: bool = True):
     """(line number, raw line, section label, question) for the prose of one book page.
 
     Skips front matter, code cells, plain/``text`` hand-computation blocks when
@@ -748,9 +969,9 @@ def prose_lines(path: Path, hand_checked: bool = True):
     are read as prose), directive options (``:name: ...``) and MyST targets (``(label)=``).
     Keeps the bodies of directives such as admonitions, dropdowns and list-tables: they are prose.
     """
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = text.splitlines()
     i = split_front_matter(lines)
-    section, question = path.name, None
+    section, question = name, None
     skip: set[int] = set()  # 0-based indices of lines that are not prose
     for fence in fences(lines, i):
         skip.update(k for k in fence.lines if k is not None)  # the fence lines themselves
@@ -774,23 +995,15 @@ def prose_lines(path: Path, hand_checked: bool = True):
         q = QUESTION.match(stripped)
         if q:
             question = f"Q{q.group(1)}"
-        if stripped.startswith("$$"):
-            pass
         yield i, raw, section, question
 
 
-def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
-    """``pages``: role name (``f11-attention.md``, ``notation.md`` ...) -> path of the page to check."""
-    years = bib_years(bib)
-    chapter = pages.get("f11-attention.md")
-    questions = set()
-    if chapter is not None and chapter.exists():
-        questions = {int(n) for n in re.findall(r"^\*\*(\d+)\.\*\*", chapter.read_text(encoding="utf-8"), re.M)}
-    for name, path in pages.items():
-        if not path.exists():
-            continue
-        shown = path.name  # messages name the file checked; scoping uses the page's role ``name``
-        for line_no, raw, section, question in prose_lines(path, hand_checked=name == "f11-attention.md"):
+def check_prose(pages: list[Page], claims, report: Report, years: dict) -> None:
+    """The running text of every page against the claims (scoped by the page's role ``name``)."""
+    questions = self_check_questions(pages)
+    for page in pages:
+        name, shown = page.name, page.shown  # messages name the file checked
+        for line_no, raw, section, question in prose_lines(name, page.text, hand_checked=name == CHAPTER_NAME):
             text = normalise_prose(raw)
             numbers = [(m.start(), m.end(), m.group()) for m in PROSE_NUMBER.finditer(text)]
             if not numbers:
@@ -867,10 +1080,6 @@ def check_prose(pages: dict, claims, report: Report, bib: Path) -> None:
                                       f"“{text[max(0, s - 25):e + 25].strip()}” (glue it, or register a claim "
                                       f"in scripts/verify_concepts.py CLAIMS)")
 
-def _vec(t):
-    return r"(\[[^\[\]]*\])" if t == "v" else r"(\[\[.*?\]\])"
-
-
 #: Numbers the chapter quotes from other chapters of the series (not on this site), so they cannot
 #: be computed here; listed so that a change in the prose is still noticed.
 QUOTED = {"F09 scores": (2.0, 1.0, 0.0),
@@ -938,7 +1147,9 @@ def build_claims() -> list[Claim]:
         # --- d_k and the root
         c("d_k", r"d_k\s*=\s*(\d+(?:\.\d+)?)", [r.d_k], where=("f11-attention.md", "notation.md"),
           exclude=("Q12", "lab.md")),
-        c("√d_k", r"(?<!/)√(\d+(?:\.\d+)?)", [r.d_k], where=("f11-attention.md",), exclude=("Q12",)),
+        # every √k (in text, inline math and after a "/") is √d_k of the case in scope
+        c("√d_k", r"√(\d+(?:\.\d+)?)", [r.d_k], where=("f11-attention.md",), exclude=("Q12",)),
+        c("√d_k of self-check 12", r"√(\d+(?:\.\d+)?)", [self_check_cases()["dk8"].d_k], where="Q12"),
         c("unscaled: divide by √1 = 1", r"除以 (\d+)，而不是", [unscaled.scale]),
         # --- softmax facts, on the computed shares
         c("a row of shares sums to 1", r"和为 (\d+)", [one]),
@@ -1114,18 +1325,43 @@ def name_claims(res, X, where=(), scope_out=()) -> list[Claim]:
     return out
 
 
+@dataclass
+class Page:
+    """One page of the book: ``name`` is its role (``f11-attention.md`` for the chapter, whatever its
+    file is called; otherwise the file name), ``shown`` the file name messages print."""
+    name: str
+    shown: str
+    text: str
+
+
+@lru_cache(maxsize=None)
+def computed():
+    """What every check compares with (computed once): known quantities, hand-block labels, claims."""
+    cases = computed_cases()
+    r = cases["基准"]
+    labels = _labels(r, baseline())
+    labels.update(self_check_labels())
+    return known_quantities(cases), labels, build_claims()
+
+
 def verify(chapter: Path, book: Path | None = None) -> Report:
-    """Check ``chapter`` (its hand computations, decimals, glue and prose) and the prose of the
-    other pages in ``book`` (default: the chapter's folder; notation.md, index.md, lab.md)."""
-    source = chapter.read_text(encoding="utf-8")
+    """Check ``chapter`` and every other page (``*.md``) of ``book`` (default: the chapter's folder)."""
+    book = chapter.parent if book is None else book
+    pages = [Page(CHAPTER_NAME, chapter.name, chapter.read_text(encoding="utf-8"))]
+    for path in sorted(book.glob("*.md")):
+        if path.resolve() != chapter.resolve() and path.name != CHAPTER_NAME:
+            pages.append(Page(path.name, path.name, path.read_text(encoding="utf-8")))
+    bib = book / "references.bib"
+    bib = bib if bib.exists() else ROOT / "book" / "references.bib"
+    return verify_pages(pages, bib.read_text(encoding="utf-8"), chapter.parent)
+
+
+def verify_pages(pages: list[Page], bib: str, folder: Path = DEFAULT_CHAPTER.parent) -> Report:
+    """The checks on the pages' texts (``pages[0]`` is the chapter; ``folder`` resolves its includes)."""
+    known, labels, claims = computed()
+    source = pages[0].text
     lines = source.splitlines()
     start = split_front_matter(lines)
-    cases = computed_cases()
-    known = known_quantities(cases)
-    tables = baseline()
-    r = cases["基准"]
-    labels = _labels(r, tables, softmax_steps(r.S[ROW]))
-    labels.update(self_check_labels())
     report = Report()
 
     for kind, _info, body in blocks(lines, start):
@@ -1134,16 +1370,10 @@ def verify(chapter: Path, book: Path | None = None) -> Report:
                 check_statement(st, labels, known, report)
                 check_signs(st, known, report)
     check_decimals(lines, start, known, report)
-    check_glue(source, report)
-    check_excerpts(chapter, source, report)
-
-    book = chapter.parent if book is None else book
-    pages = {"f11-attention.md": chapter}
-    for page in sorted(book.glob("*.md")):  # every page of the book, not only the known ones
-        if page.resolve() != chapter.resolve() and page.name != "f11-attention.md":
-            pages[page.name] = page
-    bib = book / "references.bib"
-    check_prose(pages, build_claims(), report, bib if bib.exists() else ROOT / "book" / "references.bib")
+    check_excerpts(folder, source, report)
+    check_prose(pages, claims, report, bib_years(bib))
+    for page in pages:
+        check_meaning(page, report)
 
     for label in REQUIRED_LABELS:
         if label not in report.checked_labels:
