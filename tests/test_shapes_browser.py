@@ -244,3 +244,44 @@ def test_six_by_six_fits_the_projector_and_scrolls_only_its_own_strip_on_a_phone
     if width == 1024:  # all of S, A and O in view without scrolling
         fits = page.evaluate("() => { const s = document.querySelector('[data-shapes-lab] .al-sao'); return s.scrollWidth <= s.clientWidth + 1; }")
         assert fits, sizes
+
+
+def test_print_lists_the_shapes_and_masks_beside_every_table(lab):
+    import io
+
+    from pypdf import PdfReader
+
+    page = lab("?n=3&mode=cross&m=4&d_model=2&d_k=2&d_v=3&pad=1").page
+    before = shown(page)
+    line = page.locator("[data-shapes-lab] [data-lab-print-params]")
+    assert not line.is_visible()  # on screen the shape controls say it
+    want = "n = 3, m = 4, d_model = 2, d_k = 2, d_v = 3"
+    pdf = "".join(p.extract_text() for p in PdfReader(io.BytesIO(page.pdf(format="A4", print_background=True))).pages)
+    assert want in pdf and "p = 1" in pdf, pdf[:300]
+    page.emulate_media(media="print")
+    text = line.inner_text()
+    assert want in text and "交叉注意力" in text and "因果掩码：关" in text and "填充 p = 1" in text, text
+    assert page.locator('[data-shapes-lab] [data-input-table="Xs"]').is_visible()
+    assert not page.locator("[data-shapes-lab] .al-shape").is_visible()
+    assert shown(page) == before
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_six_by_six_cross_padded_with_marks_has_no_serious_axe_violation(new_page, site_url, scheme):
+    import os
+    from pathlib import Path
+
+    axe = Path(os.environ.get("F11_AXE_JS", str(Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js")))
+    if not axe.exists():
+        pytest.fail(f"axe-core not found at {axe}: scripts/test.sh installs it (npm axe-core@4) and sets F11_AXE_JS")
+    rec = new_page(width=1024, height=768, color_scheme=scheme)
+    page = rec.page
+    page.goto(site_url + PAGE + "?n=6&mode=cross&m=6&d_model=4&d_k=4&d_v=4&pad=1")
+    page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
+    type_cell(page, "Wv[0,0]", "7")  # change marks on V and O
+    page.locator('[data-shapes-lab] td.al-cell[data-matrix="O"]').first.hover()  # linked cells, an explanation
+    page.add_script_tag(path=str(axe))
+    found = page.evaluate("""async () => (await axe.run(document.querySelector('[data-shapes-lab]'), {resultTypes: ['violations']}))
+        .violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
+        .map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))""")
+    assert found == [], found

@@ -263,6 +263,9 @@
     });
     panel.appendChild(ex);
 
+    // On paper the shape controls are left out: one line lists the shapes, the mode and the masks.
+    this.printParams = panel.appendChild(el("p", { "class": "al-print-params", "data-lab-print-params": "" }));
+
     // The input tables (rebuilt when their shape changes).
     this.tableBoxes = {};
     TABLES.forEach(function (t) {
@@ -397,6 +400,9 @@
     this.result = result;
     var sq = fill(ss.sqrt_note, { d_k: s.d_k });
     if (this.sqrtNote.textContent !== sq) this.sqrtNote.textContent = sq;
+    var pp = fill(ss.print_params, { n: s.n, m: keysOf(s), d_model: s.d_model, d_k: s.d_k, d_v: s.d_v, pad: s.pad,
+      mode: ss[s.mode], causal: s.causal && s.mode === "self" ? ss.print_causal_on : ss.print_causal_off });
+    if (this.printParams.textContent !== pp) this.printParams.textContent = pp;
     if (s.mode === "cross") notes.push(ss.causal_cross);
     var keyTokens = s.mode === "cross" ? s.source_tokens : s.tokens;
     this.shown = { params: {}, result: result, row: s.row, tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null,
