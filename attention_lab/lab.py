@@ -65,8 +65,8 @@ CSS = """
 .f11-lab .f11-controls .widget-toggle-button, .f11-lab .f11-controls .widget-button,
 .f11-lab .f11-controls .widget-checkbox label { font-size: 15px !important; }
 .f11-lab .f11-controls .widget-slider { margin: 0; height: 26px; min-width: 0; }
-.f11-lab .f11-controls .widget-readout { min-width: 2.9em; width: 2.9em; margin: 0; text-align: right; }
-.f11-lab .f11-controls .widget-slider .slider-container { flex: 1 1 60px; min-width: 60px; margin-left: 6px; margin-right: 6px; }
+.f11-lab .f11-controls .widget-readout { min-width: 3.15em; width: 3.15em; margin: 0; padding: 0 1px; text-align: right; overflow: visible; }
+.f11-lab .f11-controls .widget-slider .slider-container { flex: 1 1 60px; min-width: 60px; margin-left: 4px; margin-right: 5px; }
 .f11-lab .f11-controls .f11-param-causal, .f11-lab .f11-controls .f11-param-causal label {
   height: auto; white-space: normal; line-height: 1.25; margin: 0; }
 .f11-lab .f11-table { border: 1px solid #b9b9b9; border-radius: 6px; padding: 0 4px 1px; margin: 0 0 2px; }
