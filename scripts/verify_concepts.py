@@ -197,7 +197,8 @@ def split_front_matter(lines: list[str]) -> int:
     return 0
 
 
-_MARKDOWN = MarkdownIt("commonmark")
+#: Block structure only (fences, lists): the inline rules are not needed and cost most of the parse.
+_MARKDOWN = MarkdownIt("commonmark").disable("inline")
 #: Fenced directives whose body is code, not Markdown (the others, ```{note} ..., hold prose).
 CODE_DIRECTIVES = ("{code-cell}", "{literalinclude}", "{code-block}", "{code}")
 #: Fence languages of code that is not a hand computation.
@@ -214,6 +215,11 @@ class Fence:
 
 
 def fences(lines: list[str], start: int = 0) -> list[Fence]:
+    return list(_fences("\n".join(lines), start))
+
+
+@lru_cache(maxsize=64)
+def _fences(text: str, start: int) -> tuple:
     """Every fenced block, from markdown-it's token stream of ``lines[start:]`` (front matter
     skipped).  A backtick directive (```{dropdown} ... ```) holds Markdown: the fences inside it
     are found too, by parsing its body in turn."""
@@ -233,8 +239,9 @@ def fences(lines: list[str], start: int = 0) -> list[Fence]:
             if info.startswith("{") and not info.startswith(CODE_DIRECTIVES):
                 walk(inner, offset + a + 1)
 
+    lines = text.split("\n")
     walk(lines[start:], start)
-    return sorted(found, key=lambda f: f.lines[0])
+    return tuple(sorted(found, key=lambda f: f.lines[0]))
 
 
 def blocks(lines: list[str], start: int):
@@ -704,7 +711,18 @@ def _features(text: str) -> set:
 
 
 def check_meaning(page: Page, report: Report) -> None:
-    from attention_lab.chapter import self_check_cases
+    report.mismatches.extend(_meaning(page.name, page.shown, page.text))
+
+
+@lru_cache(maxsize=64)
+def _meaning(name: str, shown: str, text: str) -> tuple:
+    """The meaning checks' messages for one page (cached: a page checked twice is read once)."""
+    page, report = Page(name, shown, text), Report()
+    _check_meaning(page, report)
+    return tuple(report.mismatches)
+
+
+def _check_meaning(page: Page, report: Report) -> None:
     from attention_lab.core import TOKENS, causal_mask
 
     n = len(TOKENS)
@@ -725,7 +743,8 @@ def check_meaning(page: Page, report: Report) -> None:
 
     lines = page.text.splitlines()
     start = split_front_matter(lines)
-    hand = [(no, raw, page.name, None) for fence in fences(lines, start) if fence.info in ("", "text", "none")
+    check_numbering(page, questions, report)
+    hand = [(no, raw, "hand", None) for fence in fences(lines, start) if fence.info in ("", "text", "none")
             for no, raw in fence.body]
     prose = list(prose_lines(page.name, page.text, hand_checked=page.name == CHAPTER_NAME))
     for line_no, raw, section, question in sorted(prose + hand if page.name == CHAPTER_NAME else prose):
@@ -740,6 +759,10 @@ def check_meaning(page: Page, report: Report) -> None:
                                           f"defines it (the kernel runs in page order)")
         shown = normalise_prose(EVAL_ROLE.sub(lambda m: values.get(m.group(1), "⟨?⟩"), raw))
         named = normalise_prose(EVAL_ROLE.sub(lambda m: f"⟨{_base(m.group(1))}⟩", raw))
+        if section == "hand" and re.search(r"QKᵀ|·k|缩放|\bS\s*=", raw):  # a √k dividing scores is √d_k
+            for m in re.finditer(r"√(\d+)", raw):  # (the prose's √k are claims: build_claims)
+                if int(m.group(1)) != attention(**baseline()).d_k:
+                    report.fail(None, where + f"√{m.group(1)}: d_k is {attention(**baseline()).d_k} in this computation")
         # The mask adds −∞ (attention_lab.core.causal_mask): never "正无穷" / +∞.
         for word in wrong_sign:
             if word in shown:
@@ -775,8 +798,7 @@ def check_meaning(page: Page, report: Report) -> None:
                 i, verb = int(m.group(1)), m.group(2)
                 said = {TOKENS.index(t) for t in re.findall(r"“([^”]+)”", m.group(3)) if t in TOKENS}
                 can = set(np.flatnonzero(allowed[i])) if i < n else set()
-                ok = (not said & can) if verb == "不能读" else (said == can if verb == "只能读" else said <= can)
-                if not ok:
+                if said and ((said & can) if verb == "不能读" else said != can):
                     report.fail(None, where + f"row {i} reads {[TOKENS[j] for j in sorted(can)]} under the causal "
                                               f"mask: “{clause.strip()}” says otherwise")
         # Rows are 接收位置 (查询), columns 被读取位置 (键).
@@ -798,6 +820,31 @@ def check_meaning(page: Page, report: Report) -> None:
         check_eval_context(named, where, report)
 
 
+def check_numbering(page: Page, questions: dict, report: Report) -> None:
+    """Ordered lists count 1, 2, 3 ... (markdown-it's tokens; a list that starts elsewhere, or an item
+    numbered out of turn, is a typo the reader sees, or an answer paired with the wrong question),
+    and the self-check questions are **1.** ... **N.** in order."""
+    for fence_text, offset in [(page.text, 0)] + [("\n".join(t for _, t in f.body), f.body[0][0] - 1)
+                                                  for f in fences(page.text.splitlines()) if f.body
+                                                  and f.info.startswith(("{dropdown}", "{note}", "{warning}",
+                                                                         "{admonition}"))]:
+        stack = []
+        for tok in _MARKDOWN.parse(fence_text):
+            if tok.type == "ordered_list_open":
+                stack.append(0)
+            elif tok.type == "ordered_list_close":
+                stack.pop()
+            elif tok.type == "list_item_open" and stack and tok.info:
+                stack[-1] += 1
+                if int(tok.info) != stack[-1]:
+                    line = offset + (tok.map[0] + 1 if tok.map else 0)
+                    report.fail(None, f"{page.shown}:{line}: list item {tok.info}. where {stack[-1]}. comes")
+    if questions:
+        marks = [int(n) for n in re.findall(r"(?m)^\*\*(\d+)\.\*\*", page.text)]
+        if marks != list(range(1, len(marks) + 1)):
+            report.fail(None, f"{page.shown}: the self-check questions are numbered {marks}")
+
+
 def check_eval_context(named: str, where: str, report: Report) -> None:
     """An {eval} cell name (wq_a10 ...) agrees with the words around it: its table word (份额, 输出 ...),
     its place in a written row ([⟨a10⟩, ⟨a11⟩]: same case and row, columns in order) and
@@ -817,11 +864,17 @@ def check_eval_context(named: str, where: str, report: Report) -> None:
                 report.fail(None, where + f"{{eval}}`{c.group()}` is not entry {k} of the row "
                                           f"[{', '.join(items)}]")
                 break
+    subject = None  # “爱” in “爱”对“我”……，对自己…… (the sentence's reader)
     for clause in clauses(named):
-        pair = None
-        for m in re.finditer(r"“([^”]+)”(?:读|对)“([^”]+)”|⟨(\w+)⟩|" + "|".join(TABLE_WORDS), clause):
+        pair, diagonal = None, None
+        for m in re.finditer(r"“([^”]+)”(?:就|仍然)?(?:读|对|从)“([^”]+)”|⟨(\w+)⟩|(非?对角)|(对自己)", clause):
             if m.group(1) and m.group(1) in TOKENS and m.group(2) in TOKENS:
                 pair = (TOKENS.index(m.group(1)), TOKENS.index(m.group(2)))
+                subject = pair[0]
+            elif m.group(4):
+                diagonal = m.group(4) == "对角"
+            elif m.group(5) and subject is not None:
+                pair = (subject, subject)
             elif m.group(3):
                 c = cell(m.group(3))
                 before = clause[:m.start()]
@@ -832,6 +885,9 @@ def check_eval_context(named: str, where: str, report: Report) -> None:
                 if c and pair and (int(c["i"]), int(c["j"])) != pair:
                     report.fail(None, where + f"{{eval}}`{m.group(3)}` is row {c['i']}, column {c['j']}, but the "
                                               f"text says “{TOKENS[pair[0]]}” reads “{TOKENS[pair[1]]}”")
+                if c and diagonal is not None and (c["i"] == c["j"]) != diagonal:
+                    report.fail(None, where + f"{{eval}}`{m.group(3)}` is cell [{c['i']}, {c['j']}], but the text "
+                                              f"says {'on' if diagonal else 'off'} the diagonal")
                 pair = None
 
 
@@ -857,7 +913,7 @@ PROSE_NUMBER = re.compile(r"(?<![A-Za-z_\d.\\])[-−]?\d+(?:\.\d+)?(?![\d])(?![A
 GLUE_MARK = "⟨g⟩"
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: the cached page checks take the claims as a key
 class Claim:
     """``pattern``'s capture groups, in order, must equal ``expected()`` (numbers, vectors, tables).
 
@@ -961,7 +1017,12 @@ def bib_years(text: str) -> dict[str, str]:
     return years
 
 
-def prose_lines(name: str, text: str, hand_checked: bool = True):
+@lru_cache(maxsize=64)
+def prose_lines(name: str, text: str, hand_checked: bool = True) -> tuple:
+    return tuple(_prose_lines(name, text, hand_checked))
+
+
+def _prose_lines(name: str, text: str, hand_checked: bool):
     """(line number, raw line, section label, question) for the prose of one book page.
 
     Skips front matter, code cells, plain/``text`` hand-computation blocks when
@@ -1000,85 +1061,96 @@ def prose_lines(name: str, text: str, hand_checked: bool = True):
 
 def check_prose(pages: list[Page], claims, report: Report, years: dict) -> None:
     """The running text of every page against the claims (scoped by the page's role ``name``)."""
-    questions = self_check_questions(pages)
+    questions = tuple(sorted(self_check_questions(pages)))
     for page in pages:
-        name, shown = page.name, page.shown  # messages name the file checked
-        for line_no, raw, section, question in prose_lines(name, page.text, hand_checked=name == CHAPTER_NAME):
-            text = normalise_prose(raw)
-            numbers = [(m.start(), m.end(), m.group()) for m in PROSE_NUMBER.finditer(text)]
-            if not numbers:
-                continue
-            covered = [False] * len(numbers)
+        messages, count = _prose_page(page.name, page.shown, page.text, questions, tuple(sorted(years.items())),
+                                      tuple(claims))
+        report.mismatches.extend(messages)
+        report.counts["prose"] += count
 
-            def cover(start, end):
-                for k, (s, e, _) in enumerate(numbers):
-                    if s >= start and e <= end:
-                        covered[k] = True
 
-            for pattern in NOT_QUANTITIES:
-                for m in pattern.finditer(text):
-                    cover(*m.span())
-            # Years: next to a citation of a bib entry from that year.
-            cited = {key.strip() for keys in re.findall(r"⟦cite:([^⟧]*)⟧", text) for key in keys.split(",")}
-            for m in re.finditer(r"(?<!\d)(\d{4})\s*年", text):
-                if m.group(1) in {years.get(k) for k in cited}:
-                    cover(*m.span(1))
-                    report.counts["prose"] += 1
-                elif cited:
-                    report.fail(None, f"{shown}:{line_no}: year {m.group(1)} is not the year of the cited "
-                                      f"{', '.join(sorted(cited))} in references.bib")
-            # Question numbers in 课后自检 and references to them.
-            for m in re.finditer(r"第\s*(\d+)\s*题", text):
+@lru_cache(maxsize=64)
+def _prose_page(name: str, shown: str, page_text: str, questions: tuple, years: tuple, claims: tuple) -> tuple:
+    """(messages, numbers checked) for one page (cached: a page checked twice is read once)."""
+    years, report = dict(years), Report()
+    for line_no, raw, section, question in prose_lines(name, page_text, hand_checked=name == CHAPTER_NAME):
+        text = normalise_prose(raw)
+        numbers = [(m.start(), m.end(), m.group()) for m in PROSE_NUMBER.finditer(text)]
+        if not numbers:
+            continue
+        covered = [False] * len(numbers)
+
+        def cover(start, end):
+            for k, (s, e, _) in enumerate(numbers):
+                if s >= start and e <= end:
+                    covered[k] = True
+
+        for pattern in NOT_QUANTITIES:
+            for m in pattern.finditer(text):
+                cover(*m.span())
+        # Years: next to a citation of a bib entry from that year.
+        cited = {key.strip() for keys in re.findall(r"⟦cite:([^⟧]*)⟧", text) for key in keys.split(",")}
+        for m in re.finditer(r"(?<!\d)(\d{4})\s*年", text):
+            if m.group(1) in {years.get(k) for k in cited}:
                 cover(*m.span(1))
                 report.counts["prose"] += 1
-                if int(m.group(1)) not in questions:
-                    report.fail(None, f"{shown}:{line_no}: there is no self-check question {m.group(1)}")
-            # "前 9 题……接下来 3 题……最后 1 题": the parts must add up to the questions there are.
-            if re.search(r"前\s*\d+\s*题", text):
-                parts = list(re.finditer(r"(?:前|接下来|最后|后)\s*(\d+)\s*题", text))
-                for m in parts:
-                    cover(*m.span(1))
-                report.counts["prose"] += 1
-                total = sum(int(m.group(1)) for m in parts)
-                if questions and (max(questions) != total or len(questions) != total):
-                    report.fail(None, f"{shown}:{line_no}: {' + '.join(m.group(1) for m in parts)} questions, "
-                                      f"but 课后自检 has {len(questions)}")
-            scope = {name, section, question}
-            for claim in claims:
-                if (claim.where and not scope & set(claim.where)) or scope & set(claim.exclude):
+            elif cited:
+                report.fail(None, f"{shown}:{line_no}: year {m.group(1)} is not the year of the cited "
+                                  f"{', '.join(sorted(cited))} in references.bib")
+        # Question numbers in 课后自检 and references to them.
+        for m in re.finditer(r"第\s*(\d+)\s*题", text):
+            cover(*m.span(1))
+            report.counts["prose"] += 1
+            if int(m.group(1)) not in questions:
+                report.fail(None, f"{shown}:{line_no}: there is no self-check question {m.group(1)}")
+        # "前 9 题……接下来 3 题……最后 1 题": the parts must add up to the questions there are.
+        if re.search(r"前\s*\d+\s*题", text):
+            parts = list(re.finditer(r"(?:前|接下来|最后|后)\s*(\d+)\s*题", text))
+            for m in parts:
+                cover(*m.span(1))
+            report.counts["prose"] += 1
+            total = sum(int(m.group(1)) for m in parts)
+            if questions and (max(questions) != total or len(questions) != total):
+                report.fail(None, f"{shown}:{line_no}: {' + '.join(m.group(1) for m in parts)} questions, "
+                                  f"but 课后自检 has {len(questions)}")
+        scope = {name, section, question}
+        for claim in claims:
+            if (claim.where and not scope & set(claim.where)) or scope & set(claim.exclude):
+                continue
+            named = set(claim.compiled.groupindex.values())
+            for m in claim.compiled.finditer(text):
+                try:
+                    expected = claim.expected(m) if callable(claim.expected) else claim.expected
+                except ValueError as exc:
+                    report.fail(None, f"{shown}:{line_no}: {claim.what}: {exc}")
                     continue
-                named = set(claim.compiled.groupindex.values())
-                for m in claim.compiled.finditer(text):
+                groups = [(m.group(k), m.span(k)) for k in range(1, len(m.groups()) + 1)
+                          if k not in named and m.group(k) is not None]
+                for k, (group, span) in enumerate(groups):
+                    cover(*span)
+                    report.counts["prose"] += 1
                     try:
-                        expected = claim.expected(m) if callable(claim.expected) else claim.expected
+                        value = _parse_value(group)
                     except ValueError as exc:
                         report.fail(None, f"{shown}:{line_no}: {claim.what}: {exc}")
                         continue
-                    groups = [(m.group(k), m.span(k)) for k in range(1, len(m.groups()) + 1)
-                              if k not in named and m.group(k) is not None]
-                    for k, (group, span) in enumerate(groups):
-                        cover(*span)
-                        report.counts["prose"] += 1
-                        try:
-                            value = _parse_value(group)
-                        except ValueError as exc:
-                            report.fail(None, f"{shown}:{line_no}: {claim.what}: {exc}")
-                            continue
-                        if claim.member:
-                            pool = np.asarray(expected, dtype=float).ravel()
-                            if not any(equal(value, p, _printed_tol(group, ())) for p in pool):
-                                report.fail(None, f"{shown}:{line_no}: {claim.what}: {group} is not one of "
-                                                  f"{show(np.unique(pool))}")
-                            continue
-                        want = np.asarray(expected[k], dtype=float)
-                        if not equal(value, want, _printed_tol(group, np.shape(want))):
-                            report.fail(None, f"{shown}:{line_no}: {claim.what}: the text says {group}, "
-                                              f"attention_lab computes {show(want)}")
-            for k, (s, e, token) in enumerate(numbers):
-                if not covered[k]:
-                    report.fail(None, f"{shown}:{line_no}: unchecked number {token!r} in "
-                                      f"“{text[max(0, s - 25):e + 25].strip()}” (glue it, or register a claim "
-                                      f"in scripts/verify_concepts.py CLAIMS)")
+                    if claim.member:
+                        pool = np.asarray(expected, dtype=float).ravel()
+                        if not any(equal(value, p, _printed_tol(group, ())) for p in pool):
+                            report.fail(None, f"{shown}:{line_no}: {claim.what}: {group} is not one of "
+                                              f"{show(np.unique(pool))}")
+                        continue
+                    want = np.asarray(expected[k], dtype=float)
+                    if not equal(value, want, _printed_tol(group, np.shape(want))):
+                        report.fail(None, f"{shown}:{line_no}: {claim.what}: the text says {group}, "
+                                          f"attention_lab computes {show(want)}")
+        for k, (s, e, token) in enumerate(numbers):
+            if not covered[k]:
+                report.fail(None, f"{shown}:{line_no}: unchecked number {token!r} in "
+                                  f"“{text[max(0, s - 25):e + 25].strip()}” (glue it, or register a claim "
+                                  f"in scripts/verify_concepts.py CLAIMS)")
+    return tuple(report.mismatches), report.counts["prose"]
+
 
 #: Numbers the chapter quotes from other chapters of the series (not on this site), so they cannot
 #: be computed here; listed so that a change in the prose is still noticed.

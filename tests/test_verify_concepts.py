@@ -287,3 +287,190 @@ def test_a_wrong_hand_computation_inside_a_dropdown_is_caught(tmp_path):
     chapter = book_copy(tmp_path, "f11-attention.md", r"(?m)^## 课后自检\n", "## 课后自检\n\n" + block)
     proc = run(chapter)
     assert proc.returncode == 1 and "q₀ is stated as" in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------------------ mutation harness (issue 16)
+#
+# Single edits of the book's text, each of which makes a statement false; the checker must catch
+# them.  In-process: each mutant is one verify_pages() call on texts (no files, no subprocess).
+#
+# Kinds (each must be caught every time):
+#   sqrt      a √k in text, inline math or a hand block (√2, \sqrt{2}, \sqrt2, 1/\sqrt8) -> √(k+1)
+#   infinity  负无穷 -> 正无穷, and −∞ / -\infty -> +∞ / +\infty
+#   diagonal  a `diagonal=` value written in the prose (inline code): 1 -> 0, m - n -> 0, ...
+#   token     “我” <-> “爱” where a row index names it or says what it reads: 第 0 行“我”,
+#             第 0 行对应“我”, 第 0 行只能读“我”, 第 0 号“我”不能读……“爱”
+#   row label the index of such a claim (第 0 行 -> 第 1 行), and 行：接收位置 <-> 行：被读取位置
+#   self-check  课后自检第 N 题 -> every other question number
+#   eval name an {eval} name: a cell index flipped (a10 -> a11 / a00) or a name no cell defines;
+#             a mutant that shows the same text (same value) is not a change and is skipped
+# Counted in the overall rate only (not yet caught every time, see test_eval_case_swaps_...):
+#   eval case an {eval} cell name moved to another computed case: wq_a10 -> wv_a10, a10 -> sc_x_a10
+# and, overall (>= 90 %), random single-digit changes in the prose, where "prose" is what
+# verify_concepts.prose_lines yields plus the chapter's hand-computation blocks, minus:
+#   code (code cells, fenced code, `inline code`), roles and their targets ({eval}`…`, {ref}`…`,
+#   {cite}`…`, {doc}`…`), URLs, link targets and HTML tags, ports and addresses, headings
+#   (their numbers are names: "F11"), digits inside identifiers (F09, Q007, d2l: a letter before
+#   them), software versions (Python 3.11, PyTorch 2.13), screen sizes (1024×768) and a year
+#   followed by 年 on a line that cites ({cite}: checked against references.bib, but a year is
+#   the reference's identity, not the book's claim).
+
+import random
+
+HARNESS_SEED = 16
+DIGIT_SAMPLES = 80
+NAMED_KINDS = ("sqrt", "infinity", "diagonal", "token", "row label", "self-check", "eval name")
+
+
+def book_pages():
+    pages = [VERIFY.Page("f11-attention.md", "f11-attention.md", CHAPTER.read_text(encoding="utf-8"))]
+    pages += [VERIFY.Page(p.name, p.name, p.read_text(encoding="utf-8"))
+              for p in sorted(BOOK.glob("*.md")) if p.name != "f11-attention.md"]
+    return pages, (BOOK / "references.bib").read_text(encoding="utf-8")
+
+
+def _prose_spans(page):
+    """(line index, start, end) of the text a digit mutation may touch, per the exclusions above."""
+    lines = page.text.splitlines()
+    rows = [(no - 1, raw) for no, raw, _s, _q in VERIFY.prose_lines(page.name, page.text)]
+    if page.name == "f11-attention.md":
+        rows += [(no - 1, raw) for f in VERIFY.fences(lines, VERIFY.split_front_matter(lines))
+                 if f.info in ("", "text", "none") for no, raw in f.body]
+    excluded = re.compile(r"`[^`]*`|\{[\w:-]+\}`[^`]*`|https?://\S+|\]\([^)]*\)|<[^<>]*>|[A-Za-z_]\d+|"
+                          r"(?:Python|PyTorch)\s+\d+(?:\.\d+)*|\d{3,4}×\d{3,4}|\d+(?:\.\d+){3}(?::\d+)?|"
+                          r"\$\$|^#.*")
+    for index, raw in rows:
+        if raw.lstrip().startswith("#"):
+            continue
+        blocked = [m.span() for m in excluded.finditer(raw)]
+        if "{cite}" in raw:
+            blocked += [m.span() for m in re.finditer(r"\d{4}(?= ?年)", raw)]
+        for m in re.finditer(r"\d", raw):
+            if not any(a <= m.start() < b for a, b in blocked):
+                yield index, m.start()
+
+
+def _replace_line(page, index, new_line):
+    lines = page.text.split("\n")
+    lines[index] = new_line
+    return VERIFY.Page(page.name, page.shown, "\n".join(lines))
+
+
+def _sub_each(page, pattern, repl, kind):
+    """One mutant per match of ``pattern`` outside code cells (hand blocks and prose)."""
+    code = set()
+    lines = page.text.split("\n")
+    for f in VERIFY.fences(lines, VERIFY.split_front_matter(lines)):
+        if f.info.startswith(("{code-cell}",)) or f.info in VERIFY.CODE_LANGUAGES:
+            code.update(range(f.lines[0], (f.lines[1] or len(lines)) + 1))
+    for index, line in enumerate(lines):
+        if index in code:
+            continue
+        for m in re.finditer(pattern, line):
+            new = repl(m) if callable(repl) else m.expand(repl)
+            if new is not None and new != m.group():
+                yield kind, _replace_line(page, index, line[:m.start()] + new + line[m.end():]), \
+                    f"{page.shown}:{index + 1}: {m.group()!r} -> {new!r}"
+
+
+def mutants(pages, seed=HARNESS_SEED):
+    rng = random.Random(seed)
+    out = []
+    for k, page in enumerate(pages):
+        def add(kind, pattern, repl):
+            out.extend((kind, k, p, what) for kind, p, what in _sub_each(page, pattern, repl, kind))
+
+        add("sqrt", r"(√|\\sqrt\{|\\sqrt\s?)(\d+)", lambda m: m.group(1) + str(int(m.group(2)) + 1))
+        add("infinity", r"负无穷", "正无穷")
+        add("infinity", r"(−|-\\)(∞|infty)", lambda m: "+" + ("∞" if m.group(2) == "∞" else "\\infty"))
+        add("diagonal", r"diagonal\s*=\s*([^,)`]+)", lambda m: "diagonal=" + ("0" if m.group(1).strip() != "0" else "1"))
+        swap = {"我": "爱", "爱": "我"}
+        claim = r"第\s*(\d)\s*(?:行|号)(?:位置|对应)?"
+        add("token", claim + r"“(我|爱)”", lambda m: m.group().replace(f"“{m.group(2)}”", f"“{swap[m.group(2)]}”"))
+        add("token", claim + r"(?:“[^”]+”)?[^，。；：“]*?能读[^，。；：“]*“(我|爱)”",
+            lambda m: m.group()[:m.start(2) - m.start()] + swap[m.group(2)] + m.group()[m.end(2) - m.start():])
+        add("row label", r"第\s*(\d)\s*(?=(?:行|号)(?:位置|对应)?(?:“|只能读|能读))",
+            lambda m: m.group().replace(m.group(1), str(1 - int(m.group(1)))))
+        add("row label", r"(行|列)(：|是)(接收位置|被读取位置)",
+            lambda m: m.group(1) + m.group(2) + {"接收位置": "被读取位置", "被读取位置": "接收位置"}[m.group(3)])
+        questions = sorted(VERIFY.self_check_questions([page])) if page.name == "f11-attention.md" else []
+        for q in questions:
+            add("self-check", r"(?<=课后自检第 )\d+(?= 题)", lambda m, q=q: str(q) if str(q) != m.group() else None)
+        values, _defined, _errors = VERIFY.notebook_values(VERIFY.code_cells(page.text))
+        bases = {VERIFY._base(n) for n in values}
+        cases = sorted({c["case"] for c in map(VERIFY.CELL_NAME.match, bases) if c})
+
+        def rename(m, other_case=False):
+            name = m.group(1)
+            base, suffix = VERIFY._base(name), name[len(VERIFY._base(name)):]
+            c = VERIFY.CELL_NAME.match(base)
+            if other_case:
+                options = [case + base[len(c["case"]):] for case in cases
+                           if case != c["case"] and case + base[len(c["case"]):] in bases] if c else []
+            else:
+                flip = {"0": "1"}
+                options = [base + "x"] + ([c["case"] + c["table"] + flip.get(c["i"], "0") + c["j"],
+                                           c["case"] + c["table"] + c["i"] + flip.get(c["j"], "0")] if c else [])
+            if not options:
+                return None
+            new = rng.choice(options) + suffix
+            if values.get(new) == values.get(name):
+                return None  # the same text on the page: not a change
+            return "{eval}`" + new + "`"
+        add("eval name", r"\{eval\}`(\w+)`", rename)
+        add("eval case", r"\{eval\}`(\w+)`", lambda m: rename(m, other_case=True))
+        for index, col in _prose_spans(page):
+            line = page.text.split("\n")[index]
+            digit = line[col]
+            new = rng.choice([d for d in "0123456789" if d != digit])
+            out.append(("digit", k, _replace_line(page, index, line[:col] + new + line[col + 1:]),
+                        f"{page.shown}:{index + 1}: {line[max(0, col - 12):col + 8]!r} {digit}->{new}"))
+    digits = [m for m in out if m[0] == "digit"]
+    keep = set(map(id, rng.sample(digits, min(DIGIT_SAMPLES, len(digits)))))
+    return [m for m in out if m[0] != "digit" or id(m) in keep]
+
+
+def catch_rates(verify_pages, pages, bib, kinds=None):
+    """kind -> (caught, total, [descriptions of the missed]); ``kinds``: only these kinds."""
+    rates = {}
+    for kind, k, page, what in mutants(pages):
+        if kinds and kind not in kinds:
+            continue
+        mutated = pages[:k] + [page] + pages[k + 1:]
+        caught = bool(verify_pages(mutated, bib).mismatches)
+        got = rates.setdefault(kind, [0, 0, []])
+        got[0] += caught
+        got[1] += 1
+        if not caught:
+            got[2].append(what)
+    return rates
+
+
+def assert_catches(rates, named=NAMED_KINDS):
+    total = sum(r[1] for r in rates.values())
+    caught = sum(r[0] for r in rates.values())
+    summary = {kind: f"{r[0]}/{r[1]}" for kind, r in rates.items()}
+    for kind in named:
+        assert kind in rates and rates[kind][1] > 0, f"no {kind} mutant: the harness no longer finds its sites"
+        assert rates[kind][0] == rates[kind][1], f"{kind}: {summary}; missed {rates[kind][2]}"
+    assert caught / total >= 0.9, f"{caught}/{total} caught: {summary}; missed {[m for r in rates.values() for m in r[2]]}"
+
+
+def test_the_real_book_passes_the_in_process_check():
+    pages, bib = book_pages()
+    assert VERIFY.verify_pages(pages, bib).mismatches == []
+
+
+def test_single_edits_of_the_book_are_caught():
+    pages, bib = book_pages()
+    assert_catches(catch_rates(VERIFY.verify_pages, pages, bib))
+
+
+@pytest.mark.parametrize("kind", ["sqrt", "infinity", "diagonal", "token", "row label"])
+def test_the_harness_fails_a_checker_that_ignores_meaning(monkeypatch, kind):
+    # Without the meaning checks (as before issue 16) these edits slip through, and the harness says so.
+    pages, bib = book_pages()
+    monkeypatch.setattr(VERIFY, "check_meaning", lambda page, report: None)
+    rates = catch_rates(VERIFY.verify_pages, pages, bib, kinds=(kind,))
+    with pytest.raises(AssertionError, match=kind):
+        assert_catches(rates, named=(kind,))
