@@ -65,6 +65,7 @@ CSS = """
 .f11-lab .f11-controls .widget-toggle-button, .f11-lab .f11-controls .widget-button,
 .f11-lab .f11-controls .widget-checkbox label { font-size: 15px !important; }
 .f11-lab .f11-controls .widget-slider { margin: 0; height: 26px; min-width: 0; }
+.f11-lab .f11-controls .widget-slider > .widget-label { margin-right: 4px; }
 .f11-lab .f11-controls .widget-readout { min-width: 3.15em; width: 3.15em; margin: 0; padding: 0 1px; text-align: right; overflow: visible; }
 .f11-lab .f11-controls .widget-slider .slider-container { flex: 1 1 60px; min-width: 60px; margin-left: 4px; margin-right: 5px; }
 .f11-lab .f11-controls .f11-param-causal, .f11-lab .f11-controls .f11-param-causal label {
@@ -87,7 +88,7 @@ CSS = """
 .f11-lab.f11-stack > .f11-controls { flex: 1 1 100%; }
 .f11-lab.f11-stack > .lm-Widget:not(.f11-controls) { flex: 1 1 100%; min-width: 0; }
 .f11-lab.f11-stack .f11-param-d_k { flex-wrap: wrap; height: auto; }
-.f11-lab.f11-stack .f11-param-d_k .widget-label { flex: 1 0 100%; }
+.f11-lab.f11-stack .f11-param-d_k .widget-label { flex: 1 0 100%; text-align: left; }
 .f11-lab.f11-stack .f11-table .widget-gridbox { grid-template-columns: repeat(auto-fit, minmax(min(100%, 240px), 1fr)) !important; }
 </style>
 """
