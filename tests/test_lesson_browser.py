@@ -234,3 +234,71 @@ def test_phone_notes_take_one_line_each_open_whole_and_never_push_the_page_sidew
     opened = notes.evaluate_all("ps => ps.map(p => p.getBoundingClientRect().height)")
     assert max(heights) < 1.6 * min(heights) and sum(opened) > sum(heights) * 1.5, (heights, opened)
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+PHONE_PROBE = """root => {
+  const small = [], taps = [], over = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const e = walker.currentNode.parentElement, r = e.getBoundingClientRect(), cs = getComputedStyle(e);
+    if (!walker.currentNode.textContent.trim() || !r.width || cs.clipPath !== 'none' && cs.clipPath.includes('inset(50%')) continue;
+    if (parseFloat(cs.fontSize) < 14) small.push(e.className + ' ' + cs.fontSize + ' ' + e.textContent.trim().slice(0, 12));
+  }
+  for (const e of root.querySelectorAll('button, input:not([type=range]), .al-check, .al-radio')) {
+    const r = e.getBoundingClientRect();
+    if (r.width && (r.width < 24 || r.height < 24)) taps.push(e.className + e.type + ' ' + r.width.toFixed(0) + 'x' + r.height.toFixed(0));
+  }
+  for (const td of root.querySelectorAll('td.al-cell')) {
+    for (const part of td.querySelectorAll('.al-v, .al-d')) {
+      const a = part.getBoundingClientRect(), b = td.getBoundingClientRect();
+      if (part.textContent && (a.left < b.left - 0.5 || a.right > b.right + 0.5 || part.scrollWidth > part.clientWidth + 1))
+        over.push(td.dataset.matrix + ' ' + part.textContent);
+    }
+  }
+  return {small, taps, over, page: document.documentElement.scrollWidth};
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(375, 812), (360, 640)])
+def test_phone_lab_text_is_14px_taps_are_24px_and_no_value_leaves_its_cell(new_page, site_url, width, height):
+    long = {**default_params(), "X[0,0]": -3.0, "X[1,1]": 3.0, "Wq[0,0]": -3.0, "Wk[0,0]": 3.0,
+            "Wv[0,0]": -10.0, "Wv[1,1]": 10.0, "causal": False}
+    for params in (default_params(), long):
+        twin = Twin(new_page(width=width, height=height, has_touch=True, is_mobile=True),
+                    site_url + LAB_PAGE + "?" + query(params))
+        if params is long:  # a change mark on every cell of Q, S, A, O
+            twin.root.locator("input[data-param-text='Wq[0,0]']").fill("-2.5")
+            twin.root.locator("input[data-param-text='Wq[0,0]']").press("Enter")
+        seen = twin.root.evaluate(PHONE_PROBE)
+        assert twin.root.get_attribute("data-layout") == "phone"
+        assert seen["small"] == [] and seen["taps"] == [] and seen["over"] == [], seen
+        assert seen["page"] <= width
+
+
+def test_touch_hint_names_neither_the_mouse_nor_the_tab_key(new_page, site_url):
+    touch = Twin(new_page(width=375, height=812, has_touch=True, is_mobile=True), site_url + LAB_PAGE)
+    hint = touch.root.locator("[data-lab-explain]").inner_text()
+    assert hint == STRINGS["view"]["explain_hint_touch"] and "鼠标" not in hint and "Tab" not in hint
+    desk = Twin(new_page(width=1024, height=658), site_url + LAB_PAGE)
+    assert desk.root.locator("[data-lab-explain]").inner_text() == STRINGS["view"]["explain_hint"]
+
+
+@pytest.mark.parametrize("paper", ["A4", "Letter"])
+def test_printed_lab_lists_the_parameters_of_the_state_it_shows_and_what_differs(new_page, site_url, paper):
+    import io
+    import re
+    import unicodedata
+
+    from pypdf import PdfReader
+
+    params = {**default_params(), "Wv[0,0]": 10.0, "d_k": 8.0, "causal": False}
+    twin = open_lab(new_page, site_url, 1280, 900, q=query(params))
+    first = PdfReader(io.BytesIO(twin.page.pdf(format=paper, print_background=True))).pages[0].extract_text()
+    text = re.sub(r"\s+", "", unicodedata.normalize("NFKC", first))
+    for shown in ("X=[[1,1],[1,−1]]", "Wq=[[0.5,0.5],[−0.5,0.5]]", "Wk=[[0.5,0.5],[0.5,−0.5]]",
+                  "Wv=[[10,10],[5,−10]]", "d_k=8", "因果掩码：关", "Wv[0,0]=10（基准5）", "d_k=8（基准2）",
+                  "因果掩码=关（基准开）", "分数表", "输出表"):
+        assert unicodedata.normalize("NFKC", shown) in text, f"page 1 on {paper} lacks {shown!r}: {text[:300]}"
+    assert twin.root.locator("[data-lab-print-params]").is_hidden()  # on screen the controls say it
+    twin.page.emulate_media(media="print")
+    assert twin.root.locator("[data-lab-print-params]").is_visible()

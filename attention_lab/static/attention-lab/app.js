@@ -168,6 +168,8 @@
       var target = document.getElementById(self.view.resultsId);
       if (target) target.focus();
     });
+    // On paper (lab.css: print only) one line lists the state's parameters.
+    this._printLine = root.insertBefore(el("p", { "class": "al-print-params", "data-lab-print-params": "" }), head.nextSibling);
     this._parts = { rowInputs: rowInputs };
     this.urlTimer = 0;
     // A pending address is written when the value settles: the pointer lets go (the slider's
@@ -290,11 +292,26 @@
     }
     this.result = result;
     this.view.update({ params: state.params, result: result, row: state.row, notes: notes, settling: !!later });
+    this.showPrintLine();
     // The copied link is of the state it was copied from: the next change takes its box away.
     var link = this._link;
     if (link && !link.box.hidden && core.toQuery(state.params, state.row) !== link.query) link.box.hidden = true;
     if (later) this.syncUrlLater(); else this.syncUrl();
     return result;
+  };
+
+  /** On paper (no controls): X, Wq, Wk, Wv, d_k, the mask and what differs from the baseline. */
+  Lab.prototype.showPrintLine = function () {
+    var tw = this.config.strings.twin || {}, p = this.state.params, base = this.config.baseline || {};
+    var num = function (v) { return String(v).replace("-", "\u2212"); }, v = { d_k: num(p.d_k) };
+    v.causal = p.causal ? tw.print_causal_on : tw.print_causal_off;
+    core.TABLES.forEach(function (t) { v[t] = "[[" + [0, 1].map(function (i) { return num(p[t + "[" + i + ",0]"]) + ", " + num(p[t + "[" + i + ",1]"]); }).join("], [") + "]]"; });
+    var changed = core.PARAM_NAMES.filter(function (n) { return n in base && base[n] !== p[n]; }).map(function (n) {
+      var c = n === "causal", show = function (x) { return c ? (x ? tw.print_on : tw.print_off) : num(x); };
+      return fill(tw.print_changed_one, { name: c ? tw.print_mask : n, value: show(p[n]), base: show(base[n]) });
+    });
+    var text = fill(tw.print_params, v) + (changed.length ? fill(tw.print_changed, { list: changed.join("，") }) : tw.print_same);
+    if (this._printLine.textContent !== text) this._printLine.textContent = text;
   };
 
   /** Write the address once the state has rested URL_IDLE_MS (each call restarts the wait). */

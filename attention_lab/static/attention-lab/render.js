@@ -269,7 +269,9 @@
     var info = el("div", { "class": "al-info" });
     // The stage's own worked lines, next to the step buttons (the worked text is below the fold).
     var stageLines = info.appendChild(el("div", { "class": "al-stage-lines", "data-lab-stage-lines": "" }));
-    var explain = el("p", { "class": "al-explain", id: explainId, "data-lab-explain": "" }, vs.explain_hint || "");
+    // A touch screen (no hover): the hint says what a finger does, no mouse, no Tab key.
+    var hint = (typeof matchMedia === "function" && matchMedia("(hover: none)").matches && vs.explain_hint_touch) || vs.explain_hint || "";
+    var explain = el("p", { "class": "al-explain", id: explainId, "data-lab-explain": "" }, hint);
     info.appendChild(explain);
     var notes = el("div", { "class": "al-notes", role: "status", "aria-live": "polite", "data-lab-notes": "" });
     info.appendChild(notes);
@@ -411,6 +413,7 @@
     function toggle(node, attr, on) { if (on) node.setAttribute(attr, ""); else node.removeAttribute(attr); }
 
     var workedKey = null, workedShape = 0;  // what the worked text was drawn from; bumped when its lines change
+    var workedFrame = 0;
     function drawWorked() {
       var r = st.fullResult, row = st.row;
       // Its inputs: the params (the result follows from them) and the row.
@@ -611,7 +614,7 @@
 
     function link(td) {
       clearLinks();
-      if (!td || !st.result) { explain.textContent = vs.explain_hint || ""; return; }
+      if (!td || !st.result) { explain.textContent = hint; return; }
       var name = td.getAttribute("data-matrix"), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
       td.setAttribute("data-active", "");
       linked = linkedSet(name, i, j);
@@ -727,7 +730,14 @@
       st.key = state.key !== undefined ? state.key : core.PARAM_NAMES.map(function (n) { return params[n]; }).join();
       st.row = state.row >= 1 && state.row < n && state.row % 1 === 0 ? state.row : (state.row === 0 ? 0 : Math.min(1, n - 1));
       st.notes = state.notes || [];
-      drawWorked();
+      // During a drag (state.settling) input events come faster than frames: the worked text,
+      // the costliest part, is rebuilt once per frame, for the latest state; otherwise at once.
+      if (state.settling && typeof requestAnimationFrame === "function") {
+        if (!workedFrame) workedFrame = requestAnimationFrame(function () { workedFrame = 0; drawWorked(); drawAll(); });
+      } else {
+        if (workedFrame) { cancelAnimationFrame(workedFrame); workedFrame = 0; }
+        drawWorked();
+      }
       drawAll();
       drawNotes(st.notes);
       root.setAttribute("data-lab-ready", "true");
@@ -753,6 +763,7 @@
     view.handles = handles;
     view.destroy = function () {
       if (observer) observer.disconnect();
+      if (workedFrame) cancelAnimationFrame(workedFrame);
       Object.keys(listeners).forEach(function (type) { wrap.removeEventListener(type, listeners[type]); });
       if (wrap.parentNode) wrap.parentNode.removeChild(wrap);
       root.removeAttribute("data-lab-ready");
