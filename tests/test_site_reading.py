@@ -446,3 +446,76 @@ def test_root_page_has_a_language_a_title_and_a_link(built_site):
     assert title and CJK.search(title.group(1))
     target = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', html).group(1)
     assert (built_site / target).is_file() and f'href="{target}"' in html
+
+
+# ---------------------------------------------------------------- phone, print and chrome (issue 17)
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width, height", [(360, 640), (375, 812)])
+def test_chapter_worked_blocks_and_code_wrap_on_a_phone_instead_of_scrolling_sideways(site_url, new_page, width, height):
+    rec = new_page(width=width, height=height, has_touch=True, is_mobile=True)
+    rec.page.goto(f"{site_url}/{CHAPTER}", wait_until="networkidle")
+    wide = rec.page.evaluate("""() => [...document.querySelectorAll('.bd-article pre')]
+        .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1)
+        .map(p => p.textContent.trim().slice(0, 30) + ' ' + p.scrollWidth + '/' + p.clientWidth)""")
+    assert wide == [], f"{len(wide)} blocks need a sideways swipe: {wide[:3]}"
+    block = rec.page.locator("pre", has_text="q₁ = x₁Wq").first  # its result on screen, not past the edge
+    assert "= [1, 0]" in block.inner_text() and block.bounding_box()["x"] + block.bounding_box()["width"] <= width
+
+
+@pytest.mark.browser
+def test_printed_chapter_wraps_source_listings_and_keeps_each_answer_whole(site_url, new_page):
+    from pypdf import PdfReader
+
+    rec = new_page()
+    rec.page.goto(f"{site_url}/{CHAPTER}", wait_until="networkidle")
+    text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(rec.page.pdf(format="A4"))).pages)
+    flat = re.sub(r"\s+", " ", text)
+    assert "causal: bool = False) -> AttentionResult:" in flat  # was cut at "Fal"
+    rec.page.emulate_media(media="print")
+    cut = rec.page.evaluate("""() => [...document.querySelectorAll('.bd-article pre')]
+        .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 40))""")
+    assert cut == [], cut
+    splits = rec.page.evaluate("""() => [...document.querySelectorAll('details.sd-dropdown')]
+        .filter(d => getComputedStyle(d).breakInside !== 'avoid').length""")
+    assert splits == 0
+
+
+BACK_TO_TOP = """() => {
+  const b = document.querySelector('#pst-back-to-top');
+  if (getComputedStyle(b).display === 'none') return null;
+  const r = b.getBoundingClientRect(), under = [];
+  for (const x of [r.left + 1, (r.left + r.right) / 2, r.right - 1])
+    for (const y of [r.top + 1, r.bottom - 1]) {
+      const e = document.elementsFromPoint(x, y).find(e => !b.contains(e));
+      if (!e || !e.closest('.bd-header-article') || e.closest('button, a')) under.push(e ? e.className || e.tagName : 'none');
+    }
+  return under;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [360, 600, 800, 1024])
+@pytest.mark.parametrize("page", [CHAPTER, LAB])
+def test_back_to_top_pill_lies_in_the_empty_button_bar_never_over_the_lab_or_text(site_url, new_page, width, page):
+    rec = new_page(width=width, height=700)
+    rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
+    rec.page.mouse.wheel(0, 2500)  # down, then a little up: the theme shows the pill
+    rec.page.wait_for_timeout(300)
+    rec.page.mouse.wheel(0, -200)
+    rec.page.wait_for_timeout(500)
+    if width < 1200:  # (a page too short to scroll shows it never; it would sit in the same place)
+        rec.page.evaluate("() => { document.querySelector('#pst-back-to-top').style.display = 'block'; }")
+    assert rec.page.evaluate(BACK_TO_TOP) == []
+
+
+@pytest.mark.browser
+def test_every_page_has_one_search_box_at_1024px(site_url, new_page, site_pages):
+    rec = new_page(width=1024, height=768)
+    for page in site_pages:
+        if page == "search.html":  # the search page's own form is its content
+            continue
+        rec.page.goto(f"{site_url}/{page}", wait_until="load")
+        boxes = rec.page.evaluate("""() => [...document.querySelectorAll('.search-button-field, form.bd-search')]
+            .filter(e => !e.closest('dialog') && e.getBoundingClientRect().width > 0).length""")
+        assert boxes <= 1, f"{page}: {boxes} search boxes"
