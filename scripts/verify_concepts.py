@@ -746,6 +746,7 @@ def _check_meaning(page: Page, report: Report) -> None:
     check_numbering(page, questions, report)
     hand = [(no, raw, "hand", None) for fence in fences(lines, start) if fence.info in ("", "text", "none")
             for no, raw in fence.body]
+    topic_of = (None, None)
     prose = list(prose_lines(page.name, page.text, hand_checked=page.name == CHAPTER_NAME))
     for line_no, raw, section, question in sorted(prose + hand if page.name == CHAPTER_NAME else prose):
         where = f"{page.shown}:{line_no}: "
@@ -817,7 +818,10 @@ def _check_meaning(page: Page, report: Report) -> None:
             if int(m.group(1)) != best:
                 report.fail(None, where + f"self-check {m.group(1)} is referenced, but question {best} is the one "
                                           f"about this (shared words: {sorted(mine & features[best])[:8]})")
-        check_eval_context(named, where, report)
+        if question and question != topic_of[0]:  # a question's “爱”读“我” is its answer's topic too
+            pair = READER.search(named)
+            topic_of = (question, (TOKENS.index(pair[1]), TOKENS.index(pair[2])) if pair else None)
+        check_eval_context(named, where, report, topic_of[1] if question else None)
 
 
 def check_numbering(page: Page, questions: dict, report: Report) -> None:
@@ -845,7 +849,11 @@ def check_numbering(page: Page, questions: dict, report: Report) -> None:
             report.fail(None, f"{page.shown}: the self-check questions are numbered {marks}")
 
 
-def check_eval_context(named: str, where: str, report: Report) -> None:
+#: “爱”读“我”, “爱”对“我”, “爱”就从“我”: the reader's row and the read token's column.
+READER = re.compile(r"“(我|爱)”(?:就|仍然)?(?:读|对|从)“(我|爱)”")
+
+
+def check_eval_context(named: str, where: str, report: Report, topic=None) -> None:
     """An {eval} cell name (wq_a10 ...) agrees with the words around it: its table word (份额, 输出 ...),
     its place in a written row ([⟨a10⟩, ⟨a11⟩]: same case and row, columns in order) and
     “爱”读“我” (row 爱, column 我)."""
@@ -864,12 +872,15 @@ def check_eval_context(named: str, where: str, report: Report) -> None:
                 report.fail(None, where + f"{{eval}}`{c.group()}` is not entry {k} of the row "
                                           f"[{', '.join(items)}]")
                 break
-    subject = None  # “爱” in “爱”对“我”……，对自己…… (the sentence's reader)
-    for clause in clauses(named):
-        pair, diagonal = None, None
+    subject, first = None, topic  # “爱” in “爱”对“我”……，对自己…… (the sentence's reader)
+    for clause in [c for sentence in named.split("。") for c in ["。"] + clauses(sentence)]:
+        if clause == "。":  # a sentence's “爱”读“我” holds for its clauses (or the question's, for its answer)
+            topic = first
+            continue
+        pair, diagonal = topic, None
         for m in re.finditer(r"“([^”]+)”(?:就|仍然)?(?:读|对|从)“([^”]+)”|⟨(\w+)⟩|(非?对角)|(对自己)", clause):
             if m.group(1) and m.group(1) in TOKENS and m.group(2) in TOKENS:
-                pair = (TOKENS.index(m.group(1)), TOKENS.index(m.group(2)))
+                pair = topic = (TOKENS.index(m.group(1)), TOKENS.index(m.group(2)))
                 subject = pair[0]
             elif m.group(4):
                 diagonal = m.group(4) == "对角"
@@ -882,7 +893,8 @@ def check_eval_context(named: str, where: str, report: Report) -> None:
                 if c and word in before and c["table"] != TABLE_WORDS[word]:
                     report.fail(None, where + f"{{eval}}`{m.group(3)}` is from table {c['table']}, but the text "
                                               f"calls it {word}")
-                if c and pair and (int(c["i"]), int(c["j"])) != pair:
+                in_row = before.count("[") > before.count("]")  # a written row: checked above
+                if c and pair and not in_row and c["table"] in ("a", "raw", "s") and (int(c["i"]), int(c["j"])) != pair:
                     report.fail(None, where + f"{{eval}}`{m.group(3)}` is row {c['i']}, column {c['j']}, but the "
                                               f"text says “{TOKENS[pair[0]]}” reads “{TOKENS[pair[1]]}”")
                 if c and diagonal is not None and (c["i"] == c["j"]) != diagonal:
