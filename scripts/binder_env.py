@@ -203,6 +203,27 @@ def open_and_run(page, base: str, token: str, path: str, app: App = "lab", timeo
     page.wait_for_function(f"() => {CURRENT}.sessionContext.session.kernel.status === 'idle'", timeout=ms)
 
 
+def kernel_json(page, code: str):
+    """Run ``code`` in the current notebook's kernel (as a cell would, off the record) and return
+    the JSON it prints; an error in the kernel raises ``RuntimeError`` with its message."""
+    import json
+
+    out = page.evaluate("""async (code) => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({ code, silent: false, store_history: false });
+        let text = '';
+        future.onIOPub = (msg) => {
+            if (msg.header.msg_type === 'stream') text += msg.content.text;
+            if (msg.header.msg_type === 'error') text += 'ERROR ' + msg.content.evalue;
+        };
+        await future.done;
+        return text;
+    }""", code)
+    if out.startswith("ERROR"):
+        raise RuntimeError(f"the kernel raised: {out[6:]}")
+    return json.loads(out)
+
+
 def save_and_close(page, timeout: float = 30) -> None:
     """Save the current notebook as the menu does (Jupytext writes the .md), shut its kernel down, close it.
 

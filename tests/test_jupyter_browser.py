@@ -32,6 +32,7 @@ from attention_lab.worked import worked_text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import latency_proxy  # noqa: E402
+from binder_env import kernel_json  # noqa: E402
 
 SCREENSHOT = os.environ.get("F11_JUPYTER_SCREENSHOT")  # optional path: keep a 1024x768 picture
 LAB = ".f11-lab [data-attention-lab]"
@@ -90,23 +91,6 @@ def slow_page(served_book, browser, binder_env):
         context.close()
 
 
-def kernel(page, code: str):
-    """Run ``code`` in the notebook's kernel (as a cell would, off the record) and return the JSON it prints."""
-    out = page.evaluate("""async (code) => {
-        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-        const future = kernel.requestExecute({ code, silent: false, store_history: false });
-        let text = '';
-        future.onIOPub = (msg) => {
-            if (msg.header.msg_type === 'stream') text += msg.content.text;
-            if (msg.header.msg_type === 'error') text += 'ERROR ' + msg.content.evalue;
-        };
-        await future.done;
-        return text;
-    }""", code)
-    assert not out.startswith("ERROR"), out
-    return json.loads(out)
-
-
 #: What the kernel holds: the lab's params, notes and result (masked cells as None).
 KERNEL_STATE = """
 import gc, json
@@ -118,7 +102,7 @@ print(json.dumps({"params": _f11.params, "notes": _f11.notes, "row": _f11.row,
 
 
 def kernel_state(page) -> dict:
-    return kernel(page, KERNEL_STATE)
+    return kernel_json(page, KERNEL_STATE)
 
 
 def cell(name, i, j) -> str:
@@ -367,6 +351,20 @@ def test_random_keyboard_moves_in_jupyterlab_equal_the_core_in_view_and_kernel(l
     assert not page.page_errors
 
 
+def drag_slider(page, name: str, *fractions: float) -> None:
+    """Press the mouse on ``name``'s handle, move it (without stopping) to each fraction of its
+    track in turn (below 0 or above 1: past an end), and let go."""
+    page.locator(f".f11-lab .{dom_class(name)}").scroll_into_view_if_needed()
+    handle = page.locator(f".f11-lab .{dom_class(name)} .noUi-handle").bounding_box()
+    track = page.locator(f".f11-lab .{dom_class(name)} .noUi-base").bounding_box()
+    y = handle["y"] + handle["height"] / 2
+    page.mouse.move(handle["x"] + handle["width"] / 2, y)
+    page.mouse.down()
+    for f in fractions:
+        page.mouse.move(track["x"] + track["width"] * f, y, steps=20)
+    page.mouse.up()
+
+
 def settled(page, name: str, wait_ms: int = 2500) -> float:
     """The slider's readout once everything in flight has arrived (no rewinding after that)."""
     readout = page.locator(f".f11-lab .{dom_class(name)} .widget-readout")
@@ -398,15 +396,7 @@ def test_a_mouse_drag_over_a_slow_link_ends_where_the_mouse_let_go(slow_page):
     readout shows when the mouse is let go stays, and the view and the kernel both have it."""
     page = slow_page
     reset(page)
-    page.locator(f".f11-lab .{dom_class('Wv[0,0]')}").scroll_into_view_if_needed()
-    handle = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-handle").bounding_box()
-    track = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-base").bounding_box()
-    y = handle["y"] + handle["height"] / 2
-    page.mouse.move(handle["x"] + handle["width"] / 2, y)
-    page.mouse.down()
-    page.mouse.move(track["x"] + track["width"] + 40, y, steps=25)  # past the end: 20
-    page.mouse.move(track["x"] + track["width"] * 0.8, y, steps=10)  # and back a little
-    page.mouse.up()
+    drag_slider(page, "Wv[0,0]", 1.3, 0.8)  # past the end (20), and back a little
     readout = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .widget-readout")
     left_at = float(readout.inner_text().replace("\u2212", "-"))
     assert 5 < left_at < 20
@@ -462,14 +452,7 @@ def notebook_7_lab(browser, binder_env, base, token):
         for name, (left, top, right, bottom), uncovered in seen["parts"]:
             assert 0 <= left and right <= 1024 and 0 <= top and bottom <= 768, (name, left, top, right, bottom)
         assert min(seen["values"]) >= 28 and not seen["spills"]
-        page.locator(f".f11-lab .{dom_class('Wk[0,1]')}").scroll_into_view_if_needed()
-        handle = page.locator(f".f11-lab .{dom_class('Wk[0,1]')} .noUi-handle").bounding_box()
-        track = page.locator(f".f11-lab .{dom_class('Wk[0,1]')} .noUi-base").bounding_box()
-        y = handle["y"] + handle["height"] / 2
-        page.mouse.move(handle["x"] + handle["width"] / 2, y)
-        page.mouse.down()
-        page.mouse.move(track["x"] - 30, y, steps=15)  # past the left end: −3
-        page.mouse.up()
+        drag_slider(page, "Wk[0,1]", -0.3)  # past the left end: −3
         assert settled(page, "Wk[0,1]", 1500) == -3
         params = {**default_params(), "Wk[0,1]": -3.0}
         wait_for_core(page, params)

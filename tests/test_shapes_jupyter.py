@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from binder_env import kernel_json  # scripts/ is on sys.path (tests/conftest.py)
+
 from attention_lab.core import general_attention
 from attention_lab.lab import dom_class
 
@@ -30,22 +32,6 @@ _f11s = [o for o in gc.get_objects() if isinstance(o, ShapesLab)][-1]
 print(json.dumps({"state": _f11s.state, "result": {k: [[None if not __import__('math').isfinite(v) else v for v in r]
       for r in getattr(_f11s.result, k).tolist()] for k in ("Q", "K", "V", "S", "A", "O")}}))
 """
-
-
-def kernel(page, code: str):
-    out = page.evaluate("""async (code) => {
-        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-        const future = kernel.requestExecute({ code, silent: false, store_history: false });
-        let text = '';
-        future.onIOPub = (msg) => {
-            if (msg.header.msg_type === 'stream') text += msg.content.text;
-            if (msg.header.msg_type === 'error') text += 'ERROR ' + msg.content.evalue;
-        };
-        await future.done;
-        return text;
-    }""", code)
-    assert not out.startswith("ERROR"), out
-    return json.loads(out)
 
 
 def core_of(state):
@@ -70,7 +56,7 @@ def wait_until_kernel_and_view_agree(page, timeout=20):
     """The kernel's state once it has every value, and the view showing the core's cells for it."""
     deadline = page.evaluate("() => Date.now()") + timeout * 1000
     while True:
-        k = kernel(page, KERNEL_STATE)
+        k = kernel_json(page, KERNEL_STATE)
         want = wanted(core_of(k["state"]))
         got = shown(page)
         if got.keys() == want.keys() and all(
