@@ -51,7 +51,7 @@ MAX_SHAPE = {"X": (6, 4), "Xs": (6, 4), "Wq": (4, 4), "Wk": (4, 4), "Wv": (4, 4)
 SHAPE_CONTROLS = ("n", "m", "d_model", "d_k", "d_v", "mode", "causal", "pad")
 CELL_NAMES = tuple(f"{t}[{i},{j}]" for t in TABLES for i in range(MAX_SHAPE[t][0]) for j in range(MAX_SHAPE[t][1]))
 
-ESM_FILES = ("attention.js", "render.js", "shapes_widget.js")
+ESM_FILES = ("attention.js", "render.js", "jupyter_glue.js", "shapes_widget.js")
 CSS_FILES = ("lab.css", "shapes.css")
 
 

@@ -40,7 +40,7 @@ from .web import lab_config
 __all__ = ["LabView", "view_state", "esm_source", "css_source"]
 
 #: Package data files joined into the widget's ES module, in load order.
-ESM_FILES = ("attention.js", "render.js", "widget.js")
+ESM_FILES = ("attention.js", "render.js", "jupyter_glue.js", "widget.js")
 CSS_FILES = ("lab.css",)
 
 

@@ -350,7 +350,7 @@ def finish_pages(app, exc):
         texts = list(pages.values())
         subset_icon_fonts(outdir, used_icon_codepoints(outdir, texts), used_icon_classes(texts))
     # The Jupyter drivers of the lab views come with the package's static folder; no page loads them.
-    for name in ("widget.js", "shapes_widget.js"):
+    for name in ("jupyter_glue.js", "widget.js", "shapes_widget.js"):
         (outdir / "_static" / "attention-lab" / name).unlink(missing_ok=True)
     # Last: the pages' final markup decides which theme rules can match.
     bundle_theme_css(outdir)

@@ -10,20 +10,11 @@
  * (the rules are in attention_lab/shapes_lab.py CSS).
  *
  * Other traits: "config" (attention_lab.shapes.shapes_config), "tokens", "source_tokens" (six
- * names each), "row" (the row explained), "kernel_notes" ([{name, value, text}]).
+ * names each), "row" (the row explained), "kernel_notes" ([{name, value, text}]).  domClass,
+ * rounded, controlModels, sourcesIn and changeScheduler come from jupyter_glue.js.
  */
 
 var TABLES = ["X", "Xs", "Wq", "Wk", "Wv"], SHAPES = ["n", "m", "d_model", "d_k", "d_v"];
-
-/** "Wq[0,1]" -> "f11-param-Wq-0-1": attention_lab.lab.dom_class (as in widget.js). */
-function domClass(name) {
-  return "f11-param-" + name.replace(/[^A-Za-z0-9_]+/g, "-").replace(/^-+|-+$/g, "");
-}
-
-/** 10 decimals, as attention_lab.lab._round (the browser's stepping noise away). */
-function rounded(v) {
-  return typeof v === "number" && isFinite(v) ? Number(v.toFixed(10)) : v;
-}
 
 function dims(t, s) {
   return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, s.d_k], Wk: [s.d_model, s.d_k],
@@ -63,11 +54,7 @@ async function renderShapes({ model, el }) {
   const container = document.createElement("div");
   container.className = "attention-lab-jupyter al-lab al-shapes";
   el.appendChild(container);
-  const refs = model.get("controls") || {};
-  const models = {};
-  await Promise.all(Object.keys(refs).map(async (name) => {
-    models[name] = await model.widget_manager.get_model(String(refs[name]).replace(/^IPY_MODEL_/, ""));
-  }));
+  const models = await controlModels(model);
   const labBox = () => el.closest(".f11-shapes");
   const value = (name) => {
     const m = models[name];
@@ -78,11 +65,7 @@ async function renderShapes({ model, el }) {
   const view = render.mountView(container, {
     strings: strings, core: core, shapeCaptions: true,
     // Hovering a Q/K/V cell marks the number boxes it comes from (the controls carry dom_class names).
-    findSources: (wanted) => {
-      const b = labBox();
-      if (!b) return [];
-      return wanted.flatMap((name) => Array.from(b.querySelectorAll("." + domClass(name))));
-    },
+    findSources: sourcesIn(labBox),
     onRow: (i) => { model.set("row", i); model.save_changes(); redraw(); },
   });
 
@@ -181,24 +164,14 @@ async function renderShapes({ model, el }) {
   redraw();
   attach(60);
   // A change made here is drawn at once; the kernel's changes (an example: many controls) once the burst is over.
-  let burst = null;
-  const onChange = (_m, _v, options) => {
-    if (applying) return;
-    if (options && options.updated_view) {
-      if (burst) { clearTimeout(burst); burst = null; }
-      redraw();
-      return;
-    }
-    if (burst) clearTimeout(burst);
-    burst = setTimeout(() => { burst = null; redraw(); }, 40);
-  };
+  const onChange = changeScheduler(redraw, () => applying);
   const listeners = [];
   const listen = (m, event) => { m.on(event, onChange); listeners.push([m, event]); };
   Object.keys(models).forEach((name) => listen(models[name], name === "mode" ? "change:index" : "change:value"));
   ["change:kernel_notes", "change:tokens", "change:source_tokens", "change:row"].forEach((e) => listen(model, e));
   return () => {
     listeners.forEach(([m, event]) => m.off(event, onChange));
-    if (burst) clearTimeout(burst);
+    onChange.cancel();
     if (box) box.removeEventListener("click", onButton, true);
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);

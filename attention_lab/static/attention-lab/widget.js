@@ -11,29 +11,9 @@
  *
  * Traits (attention_lab/widget.py): "config" (once: names, ranges, d_k stops, strings),
  * "controls" ({name: "IPY_MODEL_<id>"}), "kernel_notes" (notes only the kernel knows:
- * [{name, value, text}]), "beside_px", "scroll_into_view".
+ * [{name, value, text}]), "beside_px", "scroll_into_view".  domClass, rounded, controlModels,
+ * sourcesIn and changeScheduler come from jupyter_glue.js (joined in before this file).
  */
-
-/** "Wq[0,1]" -> "f11-param-Wq-0-1": the class attention_lab.lab.dom_class gives each control. */
-function domClass(name) {
-  return "f11-param-" + name.replace(/[^A-Za-z0-9_]+/g, "-").replace(/^-+|-+$/g, "");
-}
-
-/** A control's value as the lab computes with it: the browser's stepping noise
- *  (0.5 + 0.05 -> 0.5499999999999999) rounded away at 10 decimals, as attention_lab.lab._round. */
-function rounded(v) {
-  return typeof v === "number" && isFinite(v) ? Number(v.toFixed(10)) : v;
-}
-
-async function controlModels(model) {
-  const refs = model.get("controls") || {};
-  const models = {};
-  await Promise.all(Object.keys(refs).map(async (name) => {
-    const ref = String(refs[name]);
-    models[name] = await model.widget_manager.get_model(ref.replace(/^IPY_MODEL_/, ""));
-  }));
-  return models;
-}
 
 async function renderLab({ model, el }) {
   const render = window.AttentionLabRender;
@@ -118,11 +98,7 @@ async function renderLab({ model, el }) {
   const view = render.mountView(container, {
     strings: strings, ranges: config.ranges, core: core,
     // Hovering a Q/K/V cell marks the sliders it comes from (the controls carry dom_class names).
-    findSources: (wanted) => {
-      const b = labBox();
-      if (!b) return [];
-      return wanted.flatMap((name) => Array.from(b.querySelectorAll("." + domClass(name))));
-    },
+    findSources: sourcesIn(labBox),
     measure: () => labBox() || container, controlsBeside: true, wideAt: model.get("beside_px") || 560,
     onLayout: (mode) => { const b = labBox(); if (b) b.classList.toggle("f11-stack", mode !== "wide"); },
     // A row header clicked in the view sets the row toggle's model (its "index"), as a click on it would.
@@ -189,17 +165,7 @@ async function renderLab({ model, el }) {
   // updated_view) is drawn at once.  Changes from the kernel come one control at a time (a
   // button sets 16 sliders): drawn once when the burst is over, so the marks of what changed
   // show the whole step, not only its last control.
-  let burst = null;
-  const onChange = (_m, _v, options) => {
-    if (applying) return;  // a button: drawn once when all its values are set
-    if (options && options.updated_view) {
-      if (burst) { clearTimeout(burst); burst = null; }
-      redraw();
-      return;
-    }
-    if (burst) clearTimeout(burst);
-    burst = setTimeout(() => { burst = null; redraw(); }, 40);
-  };
+  const onChange = changeScheduler(redraw, () => applying);
   const listeners = [];
   const listen = (m, event) => { m.on(event, onChange); listeners.push([m, event]); };
   names.forEach((name) => { if (models[name]) listen(models[name], "change:value"); });
@@ -214,7 +180,7 @@ async function renderLab({ model, el }) {
   }
   return () => {
     listeners.forEach(([m, event]) => m.off(event, onChange));
-    if (burst) clearTimeout(burst);
+    onChange.cancel();
     if (box) {
       box.removeEventListener("keydown", tidy, true);
       box.removeEventListener("blur", tidy, true);
