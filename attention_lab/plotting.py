@@ -19,13 +19,13 @@ in print) and PNG at twice the size when a raster is needed (:meth:`AttentionFig
 from __future__ import annotations
 
 import io
-import math
 import re
 
 import numpy as np
 
 from .core import TOKENS, AttentionResult
 from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
+from .formatting import CELL_DIGITS, format_number
 from .strings import strings  # the one strings table (not the site module)
 
 #: Colour-blind-safe, perceptually uniform; readable in greyscale too (as the lab).
@@ -53,14 +53,10 @@ ROW_AXIS = {"Q": "位置", "K": "位置", "V": "位置", "S": "接收位置", "A
 COL_AXIS = {"Q": "特征格", "K": "特征格", "V": "特征格", "S": "被读取位置（键）", "A": "被读取位置（键）", "O": "特征格"}
 
 
-def format_value(value: float, digits: int = 3) -> str:
-    """Cell text: ``−∞`` for masked scores, trimmed decimals otherwise."""
-    if math.isinf(value):
-        return "−∞" if value < 0 else "+∞"
-    text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
-    if text in ("-0", ""):
-        text = "0"
-    return text.replace("-", "−")
+def format_value(value: float, digits: int = CELL_DIGITS) -> str:
+    """Cell text (``−∞`` for a masked score, trimmed decimals otherwise): the book's one
+    formatter, :func:`~attention_lab.formatting.format_number`, at the tables' 3 decimals."""
+    return format_number(value, digits)
 
 
 def relative_luminance(rgb) -> float:

@@ -1,10 +1,11 @@
 """The worked arithmetic for one query row, in Chinese: the chapter's hand computation and the lab's.
 
-Pure text generation: takes an :class:`~attention_lab.core.AttentionResult`
-and a row index, returns lines.  No widgets, no plotting.  The chapter prints these lines
-(:func:`worked_block`, one stage per section); the lab shows them (the view in ``render.js``
-asks the JavaScript twin, ``attention.js`` ``workedSteps``, which reproduces them character
-for character), so the rules below are a contract.  Keep them stable.
+Text generation: :func:`worked_steps` takes an :class:`~attention_lab.core.AttentionResult`,
+a query row and the tokens, and returns the lines as dicts (below); no widgets, no plotting.
+The chapter prints one stage per section (:func:`worked_block` wraps :func:`worked_stage` in an
+IPython ``Markdown`` block, the only object here that is not a string); the lab shows them (the
+view in ``render.js`` asks the JavaScript twin, ``attention.js`` ``workedSteps``, which
+reproduces them character for character), so the rules below are a contract.  Keep them stable.
 
 Output of :func:`worked_steps`: a list of ``{"kind": ..., "key": ..., "stage": ..., "text": ...}`` dicts,
 ``kind`` one of ``"head"`` (a step's title), ``"line"`` (arithmetic) or
@@ -39,15 +40,17 @@ Placeholders:
   ``q``/``k``/``v``/``o`` followed by the index in Unicode subscript digits
   (``₀₁₂₃₄₅₆₇₈₉``), e.g. ``q₁``;
 * ``{c}``: output column index, plain digits;
-* ``{d_k}``: ``fmt(d_k)``;
+* ``{d_k}``: ``fmt(d_k)`` (``2`` in the chapter);
 * ``{q}``, ``{k}``, ``{v}``, ``{vec}``: vectors, see ``vec`` below;
-* ``{order}``: the key tokens as ``[我, 爱]``;
+* ``{order}``: the key tokens in column order, ``"[" + ", ".join(tokens) + "]"``
+  (``[我, 爱]`` in the chapter);
 * ``{expr}``, ``{value}``, ``{eq}``: see below.
 
 Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
 
-* ``fmt(x)``: ``-inf`` -> ``"−∞"`` (U+2212), ``+inf`` -> ``"+∞"``, NaN -> ``"NaN"``;
-  otherwise round to 10 decimals (Python ``f"{x:.10f}"``; JavaScript
+* ``fmt(x)`` is :func:`attention_lab.formatting.format_number` at its default 10 decimals
+  (the figures' cells use the same function at 3): ``-inf`` -> ``"−∞"`` (U+2212), ``+inf`` ->
+  ``"+∞"``, NaN -> ``"NaN"``; otherwise round to 10 decimals (Python ``f"{x:.10f}"``; JavaScript
   ``x.toFixed(10)``: the two agree except on exact ties, which lab values cannot
   produce), strip trailing ``0`` then a trailing ``.``, and turn ``"-0"`` into
   ``"0"``.  Negative numbers are written with the minus sign ``−`` (U+2212), the
@@ -114,6 +117,7 @@ from importlib import resources
 import numpy as np
 
 from .core import TOKENS, AttentionResult
+from .formatting import WORKED_DIGITS, format_number
 
 __all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "worked_stage",
            "worked_block", "templates", "STAGE"]
@@ -142,16 +146,9 @@ def templates() -> dict:
 
 
 def fmt(x: float) -> str:
-    """A number as the worked text shows it (see the module docstring)."""
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "−∞" if x < 0 else "+∞"
-    text = f"{x:.10f}".rstrip("0").rstrip(".")
-    if text in ("-0", ""):
-        return "0"
-    return "−" + text[1:] if text.startswith("-") else text
+    """A number as the worked text shows it: :func:`~attention_lab.formatting.format_number`
+    at :data:`~attention_lab.formatting.WORKED_DIGITS` (10) decimals."""
+    return format_number(x, WORKED_DIGITS)
 
 
 def factor(x: float) -> str:

@@ -50,6 +50,32 @@ def test_fmt_trims_zeros_keeps_integers_and_writes_the_chapters_minus_sign():
     assert fmt(6.69761549330000) == "6.6976154933"
 
 
+def test_worked_text_and_figure_cells_use_one_formatter_with_their_own_decimals():
+    """worked.fmt (10 decimals) and plotting.format_value (3, the tables') are one function
+    (formatting.format_number): the same text for the same digits, infinities and NaN too."""
+    from attention_lab.formatting import CELL_DIGITS, WORKED_DIGITS, format_number
+    from attention_lab.plotting import format_value
+
+    rng = np.random.default_rng(19)
+    values = [*rng.normal(0, 8, 200), *rng.uniform(-1e-9, 1e-9, 20), 0.0, -0.0, 10.0, -20.0,
+              math.inf, -math.inf, math.nan, 2 / 3, -0.0004, 6.6976154933]
+    for x in values:
+        assert fmt(x) == format_number(x, WORKED_DIGITS) == format_value(x, WORKED_DIGITS), x
+        assert format_value(x) == format_number(x, CELL_DIGITS) == format_number(x, 3), x
+    assert [format_value(x) for x in (2 / 3, -0.0004, -13.30239, 1.0, -math.inf)] == [
+        "0.667", "0", "−13.302", "1", "−∞"]
+    # Without decimals a whole number keeps its zeros (the old cell formatter wrote 10 as "1").
+    assert format_number(10.0, 0) == "10" and format_number(-20.4, 0) == "−20"
+
+
+def test_a_bad_number_of_decimals_is_refused_with_a_clear_message():
+    from attention_lab.formatting import format_number
+
+    for digits in (-1, 2.5, "3", True, 21):
+        with pytest.raises(ValueError, match="digits must be a whole number from 0 to 20"):
+            format_number(1.5, digits)
+
+
 def test_factor_puts_negative_numbers_in_parentheses():
     assert factor(-0.5) == "(−0.5)"
     assert factor(0.5) == "0.5"
