@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_twin_browser import LAB_PAGE, Twin, boxes, expected_changes, python_result, query  # noqa: E402  (its page readers)
+from test_twin_browser import LAB_PAGE, Twin, assert_cells_equal_python, boxes, expected_changes, python_result, query  # noqa: E402  (its page readers)
 
 from attention_lab.params import default_params
 from attention_lab.plotting import format_value
@@ -34,7 +34,7 @@ def open_lab(new_page, site_url, width, height, zoom=1.0, q=""):
 
 
 WINDOWS = [(1024, 658, 1.0), (1280, 630, 1.0), (1366, 678, 1.0), (1920, 990, 1.0), (1920, 1080, 1.0),
-           (1920, 990, 1.25), (1920, 990, 1.5)]
+           (1920, 990, 1.25), (1920, 990, 1.5), (1024, 768, 1.25)]  # the last: an 819x614 window
 
 
 @pytest.mark.parametrize("width, height, zoom", WINDOWS, ids=[f"{w}x{h}@{int(z * 100)}%" for w, h, z in WINDOWS])
@@ -218,6 +218,44 @@ def test_tab_reaches_the_skip_link_first_then_the_controls_and_the_results_after
     lab = order[start:order.index("page", start)] if "page" in order[start:] else order[start:]  # one pass
     assert lab[0] == "skip" and lab[1] == "controls", lab[:3]
     assert "results" in lab and lab.index("results") > max(i for i, k in enumerate(lab) if k == "controls")
+
+
+def test_each_parameter_is_one_tab_stop_whose_box_takes_the_arrow_keys(new_page, site_url):
+    """17 parameters, 17 stops (the number box; the slider is for the mouse): then the mask, the row,
+    the buttons. ↑/↓ step the box as the slider would (d_k: to the next power of two), PgUp/PgDn ten steps."""
+    twin = open_lab(new_page, site_url, 1024, 658)
+    page = twin.page
+    twin.root.locator("a.al-skip").focus()
+    stops = []
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        stop = page.evaluate("""() => { const a = document.activeElement;
+          return !a.closest('.al-controls') ? null : a.dataset.paramText ? 'box:' + a.dataset.paramText
+            : a.type === 'range' ? 'slider:' + a.dataset.param : a.tagName + ':' + (a.name || a.textContent.trim()); }""")
+        if stop is None:
+            break
+        stops.append(stop)
+    names = [n for n in default_params() if n != "causal"]
+    assert [s for s in stops if s.startswith(("box:", "slider:"))] == ["box:" + n for n in names], stops
+    assert len(stops) <= len(names) + 12, stops  # mask, one row group, the buttons
+    box = twin.root.locator('input[data-param-text="d_k"]')
+    box.focus()
+    page.keyboard.press("ArrowUp")
+    assert twin.params()["d_k"] == 4  # 2 -> the next stop of the slider
+    box.fill("3")
+    box.press("Enter")
+    page.keyboard.press("ArrowDown")
+    assert twin.params()["d_k"] == 2
+    page.keyboard.press("PageUp")
+    assert twin.params()["d_k"] == 8  # two stops
+    wv = twin.root.locator('input[data-param-text="Wv[0,0]"]')
+    wv.focus()
+    page.keyboard.press("PageUp")
+    step = twin.root.locator('input[data-param="Wv[0,0]"]').get_attribute("step")
+    expected = {**default_params(), "d_k": 8, "Wv[0,0]": round(default_params()["Wv[0,0]"] + 10 * float(step), 10)}
+    assert twin.params()["Wv[0,0]"] == pytest.approx(expected["Wv[0,0]"])
+    assert float(wv.get_attribute("aria-valuenow")) == pytest.approx(expected["Wv[0,0]"])  # spoken as it shows
+    assert_cells_equal_python(twin.cells(), expected, "PgUp on Wv[0,0] with d_k = 8")
 
 
 @pytest.mark.parametrize("width, height", [(375, 812), (360, 640)])

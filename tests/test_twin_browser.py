@@ -338,7 +338,8 @@ def test_every_control_has_a_label_for_screen_readers(chapter):
     assert STRINGS["view"]["masked_label"] in masked.text_content()  # labelled, not only hatched
     # Words a screen reader reads well, not "X[0,1]".
     assert twin.control("X[0,1]").get_attribute("aria-label") == "X 第0行第1列"
-    assert twin.root.locator('input[data-param-text="X[0,1]"]').get_attribute("aria-label") == "X 第0行第1列 的精确值"
+    assert twin.root.locator('input[data-param-text="X[0,1]"]').get_attribute("aria-label") == STRINGS["twin"]["exact_value"].replace(
+        "{name}", "X 第0行第1列")  # the one Tab stop of X[0,1]: says it takes typing and arrows
 
 
 def test_arrow_keys_in_a_number_box_step_by_the_sliders_step_and_apply_at_once(chapter):

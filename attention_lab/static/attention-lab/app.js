@@ -187,11 +187,15 @@
       var label = el("label", { "for": id, "class": "al-label" }, labelText);
       var slider = el("input", dk
         ? { type: "range", id: id, "data-param": name, "data-scale": "log2", min: "0", max: String(DK_POWERS.length - 1), step: "1",
-            list: id + "-marks", "aria-label": spoken }
+            list: id + "-marks", "aria-label": spoken, tabindex: "-1" }
         : { type: "range", id: id, "data-param": name, min: String(range.min), max: String(range.max),
-            step: String(range.step), "aria-label": spoken });
-      var text = el("input", { type: "text", "data-param-text": name, "class": "al-number", inputmode: "decimal",
-        autocomplete: "off", spellcheck: "false",
+            step: String(range.step), "aria-label": spoken, tabindex: "-1" });
+      // One Tab stop per parameter: the box (the slider is for the mouse and the finger; a click
+      // still focuses it and its keys work). The box is a spin button: ↑/↓ step it as the slider
+      // would, PgUp/PgDn by ten steps, and any value in range can be typed.
+      var text = el("input", { type: "text", role: "spinbutton", "data-param-text": name, "class": "al-number",
+        inputmode: "decimal", autocomplete: "off", spellcheck: "false",
+        "aria-valuemin": String(range.min), "aria-valuemax": String(range.max),
         "aria-label": dk ? (tw.d_k_value || name) : fill(tw.exact_value || "{name}", { name: spoken }) });
       slider.addEventListener("input", function () {
         self.typedNotes = [];
@@ -206,12 +210,21 @@
         self.setParam(name, c.value);
       }
       text.addEventListener("change", applyTyped);
-      // Arrow keys step the box by the slider's step (d_k: by 1) and apply at once, as a slider does.
+      // ↑/↓ step the box as the slider steps (d_k: to the next power of two, as its stops), PgUp/PgDn
+      // by ten steps (d_k: two stops); at once, as a slider does, and settled (marks, address) at once.
+      var KEYS = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
       text.addEventListener("keydown", function (e) {
-        if (e.key !== "ArrowUp" && e.key !== "ArrowDown") return;
+        var k = KEYS[e.key];
+        if (!k || e.altKey || e.ctrlKey || e.metaKey) return;
         e.preventDefault();
-        var v = self.state.params[name] + (e.key === "ArrowUp" ? 1 : -1) * range.step;
-        v = Math.min(range.max, Math.max(range.min, Number(v.toFixed(10))));
+        var now = self.state.params[name], v;
+        if (dk) {
+          var up = DK_POWERS.filter(function (p) { return k > 0 ? p > now : p < now; });
+          var hops = Math.min(Math.abs(k) > 1 ? 2 : 1, up.length);
+          v = hops ? (k > 0 ? up[hops - 1] : up[up.length - hops]) : now;
+        } else {
+          v = Math.min(range.max, Math.max(range.min, Number((now + k * range.step).toFixed(10))));
+        }
         self.typedNotes = [];
         self.setParam(name, v);
       });
@@ -244,6 +257,7 @@
     if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v, this.dkPowers) : v);
     if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
     if (c.text.value !== String(v)) c.text.value = String(v);
+    if (c.text.getAttribute("aria-valuenow") !== String(v)) c.text.setAttribute("aria-valuenow", String(v));
   };
 
   /** Change one parameter (a slider move, a typed value, the checkbox) and redraw; a slider
