@@ -177,13 +177,14 @@ ensure_python() {
   return 1
 }
 
-# ensure_venv LOCK_FILE: a virtual environment $VENV holding exactly that lock's packages.
+# ensure_venv LOCK_FILE: a virtual environment $VENV holding exactly that lock's packages (a
+# requirement file exported from uv.lock by scripts/lock.py: plain pip installs it, no uv needed).
 ensure_venv() {
   local req=$1 stamp want broken f
   ensure_python || return 1
   for f in "$req" pyproject.toml; do
     (cd "$ROOT" && [ -f "$f" ]) || {
-      say "$f is missing from the checkout $ROOT: restore it (git checkout -- $f), or regenerate a lock with python3 scripts/compile_requirements.py"
+      say "$f is missing from the checkout $ROOT: restore it (git checkout -- $f), or export the requirement files again from uv.lock with .venv/bin/python scripts/lock.py"
       return 1; }
   done
   _venv_place || return 1

@@ -1,141 +1,146 @@
-"""The requirement locks agree with their .in files, with pyproject.toml and with each other.
+"""One lock: uv.lock agrees with pyproject.toml, and every requirement file is its export.
 
-Pins are set in one place, ``requirements*.in`` (and ``binder/requirements.in``, which names
-packages without versions); ``scripts/compile_requirements.py`` compiles them with uv into
-the locks the scripts install.  These checks need no network: each lock records the sha256
-of the inputs it was compiled from, so an edited .in without a recompile fails here.
+What is needed is written once, in ``pyproject.toml`` (the package's dependencies and the
+dependency groups docs / binder / test / torch); ``scripts/lock.py`` resolves it with uv into
+``uv.lock`` and exports the files that pip installs (scripts/build.sh, scripts/test.sh, Binder).
+These checks need no network: uv runs ``--offline`` / ``--frozen`` with an empty cache.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
+import os
+import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-import compile_requirements  # noqa: E402
+import lock  # noqa: E402
 
-LOCKS = {lock: source for source, lock, _, _ in compile_requirements.LOCKS}
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+LOCKED = {name: {p["version"] for p in pkgs} for name, pkgs in lock.locked_packages().items()}
+#: what the book builder and the tests bring, none of which Binder needs (repo2docker installs it all)
+NOT_FOR_BINDER = ("sphinx", "docutils", "jupyter-book", "myst-nb", "myst-parser", "pydata-sphinx-theme",
+                  "jupyter-cache", "latex2mathml", "jieba", "playwright", "pytest", "pypdf", "torch", "uv")
 
 
-def read_lock(name: str) -> dict[tuple[str, str], str]:
-    """{(package, marker): version} of a lock; the editable project is ("-e", "") -> path."""
-    pins = {}
+@pytest.fixture(scope="module")
+def uv(tmp_path_factory) -> tuple[str, dict]:
+    """The test group's uv (the version pyproject.toml requires), offline with an empty cache."""
+    try:
+        binary = lock.find_uv()
+    except SystemExit as missing:
+        pytest.fail(f"{missing} (uv is part of requirements-test.txt)")
+    env = {**lock.clean_env(), "UV_OFFLINE": "1", "UV_CACHE_DIR": str(tmp_path_factory.mktemp("uv-cache"))}
+    return binary, env
+
+
+def run_uv(uv, *args) -> subprocess.CompletedProcess:
+    binary, env = uv
+    return subprocess.run([binary, *args, "--python", sys.executable], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def pins(name: str) -> list[tuple[str, str, str]]:
+    """(package, version, marker) of every requirement line of an exported file; '-e .' is ('-e', '.', '')."""
+    out = []
     for line in (ROOT / name).read_text().splitlines():
         line = line.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("-e "):
-            pins[("-e", "")] = line[3:].strip()
+            out.append(("-e", line[3:].strip(), ""))
             continue
         req = Requirement(line)
         (spec,) = req.specifier
         assert spec.operator == "==", f"{name}: {line} is not an exact pin"
-        pins[(canonicalize_name(req.name), str(req.marker or ""))] = spec.version
-    return pins
-
-
-def read_in(name: str) -> list[Requirement]:
-    """Direct requirements of a .in file, following -r includes; '-e .' is skipped."""
-    out = []
-    for line in (ROOT / name).read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line or line.startswith("-e"):
-            continue
-        if line.startswith("-r"):
-            out += read_in(str(Path(name).parent / line[2:].strip()))
-            continue
-        out.append(Requirement(line))
+        out.append((canonicalize_name(req.name), spec.version, str(req.marker or "")))
     return out
 
 
-def versions(pins: dict) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for (pkg, _), version in pins.items():
-        if pkg != "-e":
-            out.setdefault(pkg, []).append(version)
-    return out
+def names(name: str) -> set[str]:
+    return {pkg for pkg, _, _ in pins(name) if pkg != "-e"}
 
 
-@pytest.mark.parametrize("source, lock, inputs, constrained", compile_requirements.LOCKS,
-                         ids=[lock for _, lock, _, _ in compile_requirements.LOCKS])
-def test_each_lock_was_compiled_from_the_current_inputs(source, lock, inputs, constrained):
-    header = (ROOT / lock).read_text()
-    recorded = dict(re.findall(r"^#   (\S+) sha256=([0-9a-f]{64})$", header, re.M))
-    assert sorted(recorded) == sorted(inputs), f"{lock} records {sorted(recorded)}"
-    for name in inputs:
-        actual = hashlib.sha256((ROOT / name).read_bytes()).hexdigest()
-        assert recorded[name] == actual, (
-            f"{name} changed after {lock} was compiled: run python3 scripts/compile_requirements.py")
+def test_the_lock_agrees_with_pyproject(uv):
+    run = run_uv(uv, "lock", "--check")
+    assert run.returncode == 0, (
+        f"uv.lock is out of date with pyproject.toml: run {lock.COMMAND}\n{run.stderr[-2000:]}")
 
 
-@pytest.mark.parametrize("lock", sorted(LOCKS))
-def test_every_direct_requirement_is_pinned_in_its_lock_at_a_version_it_allows(lock):
-    pinned = versions(read_lock(lock))
-    for req in read_in(LOCKS[lock]):
-        name = canonicalize_name(req.name)
-        assert name in pinned, f"{req} ({LOCKS[lock]}) is missing from {lock}"
-        for version in pinned[name]:
-            assert req.specifier.contains(version, prereleases=True), f"{lock} pins {name}=={version}, {LOCKS[lock]} asks {req}"
+@pytest.mark.parametrize("name", sorted(lock.EXPORTS))
+def test_each_requirement_file_is_the_export_of_the_lock(uv, name):
+    run = run_uv(uv, *lock.export_args(name))
+    assert run.returncode == 0, run.stderr
+    assert (ROOT / name).read_text() == lock.header(name) + run.stdout, (
+        f"{name} is not what uv export gives from uv.lock: run {lock.COMMAND} (never edit it by hand)")
 
 
-def test_a_package_has_the_same_version_in_every_lock():
-    # Markers may differ (a lock may need a package on fewer platforms), versions may not.
-    test_lock = versions(read_lock("requirements-test.txt"))
-    for lock in LOCKS:
-        for pkg, pinned in versions(read_lock(lock)).items():
-            if pkg in test_lock:
-                assert set(pinned) <= set(test_lock[pkg]), f"{pkg}: {lock} pins {pinned}, requirements-test.txt {test_lock[pkg]}"
-
-
-@pytest.mark.parametrize("lock", ["requirements.txt", "binder/requirements.txt"])
-def test_build_and_binder_locks_are_part_of_the_test_lock(lock):
-    missing = sorted(set(versions(read_lock(lock))) - set(versions(read_lock("requirements-test.txt"))))
-    assert not missing, f"in {lock} but not tested by requirements-test.txt: {missing}"
-
-
-@pytest.mark.parametrize("lock", ["requirements.txt", "requirements-test.txt", "binder/requirements.txt"])
-def test_the_project_and_its_declared_dependencies_are_in_the_lock(lock):
-    import tomllib
-
-    pins = read_lock(lock)
-    assert pins.get(("-e", "")) == ".", f"{lock} must install this repository's package (-e .)"
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    pinned = versions(pins)
-    for dep in map(Requirement, declared):
-        name = canonicalize_name(dep.name)
-        assert name in pinned and all(dep.specifier.contains(v) for v in pinned[name]), (
-            f"pyproject.toml needs {dep}; {lock} pins {pinned.get(name)}")
-
-
-@pytest.mark.parametrize("lock", sorted(LOCKS))
-def test_locks_hold_only_public_releases(lock):
-    for (pkg, _), version in read_lock(lock).items():
+@pytest.mark.parametrize("name", sorted(lock.EXPORTS))
+def test_every_pin_in_every_exported_file_matches_the_lock(name):
+    for pkg, version, _ in pins(name):
         if pkg == "-e":
             continue
-        assert Version(version).local is None, f"{lock}: {pkg}=={version} has a local label PyPI does not have"
-    text = (ROOT / lock).read_text()
-    assert "file:" not in text and "--find-links" not in text and "--index-url" not in text
+        assert version in LOCKED.get(pkg, ()), f"{name} pins {pkg}=={version}; uv.lock has {LOCKED.get(pkg)}"
 
 
-def test_torch_lock_is_the_cpu_part_only_and_pins_the_in_files_torch():
-    pins = versions(read_lock("requirements-torch.txt"))
-    (torch_req,) = read_in("requirements-torch.in")
-    assert pins["torch"] == [str(next(iter(torch_req.specifier)).version)]
-    cuda = [p for p in pins if compile_requirements.CUDA_ONLY.match(p)]
-    assert not cuda, f"CUDA packages in the CPU-only torch lock: {cuda}"
-    assert "torch" not in versions(read_lock("requirements-test.txt")), "torch must stay out of the test lock"
+def test_the_lock_holds_only_pypi_releases_and_this_checkout():
+    for pkgs in lock.locked_packages().values():
+        for pkg in pkgs:
+            assert pkg.get("source") in ({"registry": lock.INDEX}, {"editable": "."}), (
+                f"uv.lock takes {pkg['name']} from {pkg.get('source')}: only {lock.INDEX} (PyPI) and this checkout")
+    for name in lock.EXPORTS:
+        text = (ROOT / name).read_text()
+        assert "file:" not in text and "--find-links" not in text and "--index-url" not in text, name
 
 
-def test_set_up_installs_the_locks_not_the_in_files():
+@pytest.mark.parametrize("name", ["requirements.txt", "requirements-test.txt", "binder/requirements.txt"])
+def test_the_package_and_its_groups_direct_requirements_are_installed(name):
+    group = lock.EXPORTS[name][-1]
+    exported = pins(name)
+    assert ("-e", ".", "") in exported, f"{name} must install this repository's package (-e .)"
+    wanted = [r for r in PYPROJECT["dependency-groups"][group] if isinstance(r, str)]
+    wanted += [r for inc in PYPROJECT["dependency-groups"][group] if isinstance(inc, dict)
+               for r in PYPROJECT["dependency-groups"][inc["include-group"]] if isinstance(r, str)]
+    for req in map(Requirement, PYPROJECT["project"]["dependencies"] + wanted):
+        versions = [v for pkg, v, _ in exported if pkg == canonicalize_name(req.name)]
+        assert versions and all(req.specifier.contains(v, prereleases=True) for v in versions), (
+            f"{name} needs {req} (pyproject.toml); it pins {versions}")
+
+
+def test_binder_gets_the_notebooks_jupyter_and_not_the_book_builder_or_test_tools():
+    binder = names("binder/requirements.txt")
+    assert not binder & set(NOT_FOR_BINDER), f"Binder would install {sorted(binder & set(NOT_FOR_BINDER))}"
+    assert not any(p.startswith("sphinx") for p in binder), sorted(p for p in binder if p.startswith("sphinx"))
+    for needed in ("jupyterlab", "jupyterlab-myst", "notebook", "jupytext", "ipykernel", "ipywidgets", "anywidget"):
+        assert needed in binder, f"Binder needs {needed}"
+    # Binder runs what the tests ran: its every package is in the test environment, at the same version.
+    test = {(p, v) for p, v, _ in pins("requirements-test.txt")}
+    assert {(p, v) for p, v, _ in pins("binder/requirements.txt") if p != "-e"} <= test
+
+
+def test_the_torch_file_is_the_cpu_part_only_and_torch_stays_out_of_the_other_files():
+    torch = names("requirements-torch.txt")
+    assert "torch" in torch and LOCKED["torch"] == {v for p, v, _ in pins("requirements-torch.txt") if p == "torch"}
+    assert not [p for p in torch if lock.CUDA_ONLY.match(p)], "CUDA packages in the CPU-only torch file"
+    assert [p for p in LOCKED if lock.CUDA_ONLY.match(p)], "the lock has torch's CUDA packages (the export drops them)"
+    for name in ("requirements.txt", "requirements-test.txt", "binder/requirements.txt"):
+        assert "torch" not in names(name), f"torch must stay out of {name}"
+
+
+def test_the_uv_that_tests_and_relocks_is_the_one_pyproject_requires():
+    assert LOCKED["uv"] == {lock.required_uv()}, f"uv.lock pins uv {LOCKED['uv']}, [tool.uv] requires {lock.required_uv()}"
+    assert "uv" in names("requirements-test.txt")
+
+
+def test_set_up_installs_the_exported_files():
     setup = (ROOT / "scripts" / "_setup.sh").read_text()
     assert "ensure_venv requirements-test.txt" in (ROOT / "scripts" / "test.sh").read_text()
     assert "ensure_venv requirements.txt" in (ROOT / "scripts" / "build.sh").read_text()
     assert "local lock=requirements-torch.txt" in setup
+    assert (ROOT / "binder" / "requirements.txt").is_file()

@@ -1,6 +1,6 @@
 """Independent cross-check of the core against PyTorch's scaled_dot_product_attention.
 
-PyTorch is an optional test extra (requirements-torch.in / .txt): scripts/test.sh
+PyTorch is an optional test extra (the torch group, requirements-torch.txt): scripts/test.sh
 installs it where pip takes a CPU build of it (macOS, Windows, a local CPU wheel) and
 otherwise says why not, in $F11_TORCH_SKIPPED, which becomes these tests' skip reason
 (skipped, never passed).  Its ``is_causal`` mask is the lower-triangular one the chapter
