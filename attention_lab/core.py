@@ -109,15 +109,16 @@ class AttentionResult:
 class AttentionInputError(ValueError):
     """Input the computation refuses, with a clear message.
 
-    ``kind`` names the reason, the same word the JavaScript twin
-    (``attention.js``) puts on its errors, so both refuse the same input the same way:
+    ``kind`` names the reason:
     ``"type"`` (not a number: text, None, True/False, objects), ``"complex"``,
     ``"nonfinite"`` (NaN or inf given), ``"shape"``, ``"d_k"``, ``"causal"``
     (not True/False), ``"mask"``, ``"all_masked"`` (a row may read nothing),
     ``"overflow"`` (finite inputs whose products exceed the largest float, or a whole number
     too large to be a float at all, such as ``10**400``), ``"masked"`` (a ``numpy.ma`` array with
-    masked entries: refused, see :func:`as_matrix`).  Python alone has ``"complex"`` and
-    ``"masked"``: JavaScript cannot receive either.
+    masked entries: refused, see :func:`as_matrix`).  tests/bad_inputs.json lists a case of each.
+    The JavaScript twin (``attention.js``) does not check its input: the labs give it only
+    numbers that its ``coerce`` has put in range.  Where the shapes lab's core refuses the
+    same case (``"all_masked"``, ``"mask"`` for a pad, ``"shape"`` for Xs), it uses these words.
     """
 
     def __init__(self, kind: str, message: str):

@@ -1,9 +1,14 @@
 /* F11 attention lab, static twin: the computation (attention.js).
  *
- * Mirrors attention_lab.core / params / plotting._scale / worked in plain
- * JavaScript with the same names.  No DOM access: it runs in the browser
+ * Mirrors attention_lab.core (the computation), params (the names), formatting and worked (the
+ * texts) in plain JavaScript with the same names.  No DOM access: it runs in the browser
  * (window.AttentionLabCore) and in Node (module.exports) for `node --test`.
  * Tables are arrays of rows (row vectors, weights on the right: Q = X Wq).
+ *
+ * It computes what its callers give it and does not check it: the labs pass only values that
+ * coerce() has turned into numbers in range, at shapes they build themselves.  Refusing bad
+ * input (type, NaN, shape, overflow...) is the Python core's job (core.AttentionInputError),
+ * where anyone can call it with anything.  The few throws left guard the mathematics itself.
  */
 (function (root, factory) {
   "use strict";
@@ -24,72 +29,12 @@
 
   // ---------------------------------------------------------------- tables
 
-  // ---------------------------------------------------------------- refusing bad input
-  // As attention_lab.core.AttentionInputError: every refusal carries `kind`, the same word
-  // Python uses for the same input: "type", "nonfinite", "shape", "d_k", "causal", "mask",
-  // "all_masked", "overflow" (Python also has "complex", which JavaScript cannot receive).
-
+  /** An error with the `kind` the Python core gives the same case (tests/js/shapes.test.cjs compares them). */
   function inputError(kind, message) {
     var error = new Error(message);
     error.name = "AttentionInputError";
     error.kind = kind;
     return error;
-  }
-
-  /** A value for a message: JSON-like text and its type, e.g. "\"0x10\" (string)". */
-  function describe(value) {
-    var text;
-    try { text = JSON.stringify(value); } catch (e) { text = undefined; }
-    if (text === undefined) text = String(value);
-    if (text.length > 40) text = text.slice(0, 40) + "…";
-    var type = value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
-    return text + " (" + type + ")";
-  }
-
-  /** Check `value` is a non-empty rectangular table of finite numbers; returns it.
-   *  Only real numbers count: no strings (even "1"), null, true/false, arrays in cells. */
-  function asMatrix(value, name) {
-    if (!Array.isArray(value) || value.length === 0 || !Array.isArray(value[0]) || value[0].length === 0) {
-      throw inputError("shape", name + " must be a non-empty table (array of rows); got " + describe(value));
-    }
-    var width = value[0].length;
-    for (var i = 0; i < value.length; i++) {
-      if (!Array.isArray(value[i]) || value[i].length !== width) {
-        throw inputError("shape", name + " must be rectangular; row " + i + " has a different width");
-      }
-      for (var j = 0; j < width; j++) {
-        var v = value[i][j];
-        if (typeof v === "boolean") {
-          throw inputError("type", name + " must hold numbers, not True/False: " + name + "[" + i + ", " + j + "] is " + v);
-        }
-        if (typeof v !== "number") {
-          throw inputError("type", name + " must be a table of numbers; " + name + "[" + i + ", " + j + "] is " + describe(v));
-        }
-        if (!isFinite(v)) throw inputError("nonfinite", name + " must hold finite numbers (no NaN or inf)");
-      }
-    }
-    return value;
-  }
-
-  function shape(a) { return "(" + a.length + ", " + a[0].length + ")"; }
-
-  /** Throw "overflow" where `table` (= left @ right / scale) is not finite but should be;
-   *  the message names the size, about 10**e with e the largest log10 |left[i][c] right[c][j]| / scale. */
-  function checkOverflow(table, what, left, right, allowed, scale) {
-    var bad = false;
-    table.forEach(function (row, i) {
-      row.forEach(function (v, j) { if (!isFinite(v) && (!allowed || allowed[i][j])) bad = true; });
-    });
-    if (!bad) return;
-    var e = -Infinity;
-    left.forEach(function (row) {
-      row.forEach(function (a, c) {
-        right[c].forEach(function (b) { e = Math.max(e, Math.log10(Math.abs(a)) + Math.log10(Math.abs(b))); });
-      });
-    });
-    e -= Math.log10(scale || 1);
-    var size = isFinite(e) && e >= 300 ? "about 1e+" + Math.floor(e) : "beyond ±1.8e+308";
-    throw inputError("overflow", what + " would reach " + size + ", beyond the largest float 1.8e+308; use smaller inputs");
   }
 
   /** (n, k) @ (k, m) -> (n, m). */
@@ -141,13 +86,7 @@
   function softmax(scores) {
     return scores.map(function (row) {
       var max = -Infinity;
-      for (var j = 0; j < row.length; j++) {
-        var v = row[j];
-        if (typeof v !== "number") throw inputError("type", "softmax: scores must be numbers; got " + describe(v));
-        if (v !== v) throw inputError("nonfinite", "softmax received NaN scores");
-        if (v === Infinity) throw inputError("overflow", "scores overflow (分数溢出): softmax received +inf scores");
-        if (v > max) max = v;
-      }
+      for (var j = 0; j < row.length; j++) if (row[j] > max) max = row[j];
       if (max === -Infinity) {
         throw inputError("all_masked", "softmax: a row has every position masked (-inf), so there is nothing to read");
       }
@@ -158,74 +97,25 @@
     });
   }
 
-  function checkDK(dK, width) {
-    if (dK === undefined || dK === null) return width;
-    if (typeof dK !== "number") throw inputError("d_k", "d_k must be a positive number; got " + describe(dK));
-    if (!isFinite(dK) || dK <= 0) throw inputError("d_k", "d_k must be a positive number; got " + pyG(dK));
-    return dK;
-  }
-
-  function checkCausal(causal) {
-    if (typeof causal !== "boolean") throw inputError("causal", "causal must be True or False; got " + describe(causal));
-    return causal;
-  }
-
-  /** A user's additive mask (n, m): numbers, 0 = may read, -Infinity = may not.  Boolean masks are
-   *  refused, as in Python: PyTorch reads True as "may attend" (SDPA) and as "masked" (MultiheadAttention). */
-  function checkMask(mask, n, m, Q, K) {
-    if (!Array.isArray(mask) || !mask.every(Array.isArray)) {
-      throw inputError("mask", "mask must be a table of numbers (0 or -inf); got " + describe(mask));
-    }
-    for (var i = 0; i < mask.length; i++) {
-      for (var j = 0; j < mask[i].length; j++) {
-        var v = mask[i][j];
-        if (typeof v === "boolean") {
-          throw inputError("mask", "mask is boolean; PyTorch reads True as 'may attend' in scaled_dot_product_attention " +
-            "but as 'masked' in nn.MultiheadAttention, so give an additive mask instead: np.where(allowed, 0.0, -np.inf)");
-        }
-        if (typeof v !== "number") throw inputError("mask", "mask must be a table of numbers (0 or -inf); got " + describe(v));
-      }
-    }
-    if (mask.length !== n || mask.some(function (row) { return row.length !== m; })) {
-      throw inputError("shape", "mask must have shape (" + n + ", " + m + ") for Q " + shape(Q) + " and K " + shape(K) +
-        "; got (" + mask.length + ", " + (mask[0] ? mask[0].length : 0) + ")");
-    }
-    mask.forEach(function (row) {
-      row.forEach(function (v) {
-        if (v !== v || v === Infinity) throw inputError("mask", "mask may hold only finite numbers or -inf");
-      });
-    });
-    return mask;
-  }
-
   /** General single head on projected tables: Q (n, d_k), K (m, d_k), V (m, d_v).
    *  options: {d_k, mask (n, m) of 0 / -Infinity, causal}. */
   function scaledDotProductAttention(Q, K, V, options) {
     options = options || {};
-    asMatrix(Q, "Q"); asMatrix(K, "K"); asMatrix(V, "V");
-    var n = Q.length, width = Q[0].length, m = K.length;
-    if (K[0].length !== width) {
-      throw inputError("shape", "Q and K must have the same width to take dot products: Q is " + shape(Q) + ", K is " + shape(K));
-    }
-    if (V.length !== m) {
-      throw inputError("shape", "K and V must have one row per readable position: K is " + shape(K) + ", V is " + shape(V));
-    }
-    var dK = checkDK(options.d_k, width);
+    var n = Q.length, m = K.length;
+    var dK = options.d_k === undefined || options.d_k === null ? Q[0].length : options.d_k;
     var M = [];
     for (var i = 0; i < n; i++) M.push(new Array(m).fill(0));
-    if (options.mask !== undefined && options.mask !== null) {
-      var user = checkMask(options.mask, n, m, Q, K);
+    if (options.mask) {
+      var user = options.mask;
       M = M.map(function (row, i) { return row.map(function (v, j) { return v + user[i][j]; }); });
     }
-    if (checkCausal(options.causal === undefined ? false : options.causal)) {
+    if (options.causal) {
       var C = causalMask(n, m);
       M = M.map(function (row, i) { return row.map(function (v, j) { return v + C[i][j]; }); });
     }
     var raw = matmul(Q, transpose(K));
     var root = Math.sqrt(dK);
     var S = raw.map(function (row, i) { return row.map(function (v, j) { return v / root + M[i][j]; }); });
-    var allowed = M.map(function (row) { return row.map(isFinite); });
-    checkOverflow(S, "scores overflow (分数溢出): S = Q·Kᵀ/√d_k", Q, transpose(K), allowed, root);
     var A = softmax(S);
     var O = matmul(A, V);
     return { Q: Q, K: K, V: V, M: M, S: S, A: A, O: O, d_k: dK, scale: root, raw_scores: raw };
@@ -233,30 +123,14 @@
 
   /** Self-attention of one head: X (n, d_model), Wq/Wk (d_model, d_k), Wv (d_model, d_v). */
   function attention(X, Wq, Wk, Wv, dK, causal) {
-    asMatrix(X, "X"); asMatrix(Wq, "Wq"); asMatrix(Wk, "Wk"); asMatrix(Wv, "Wv");
-    var W = { Wq: Wq, Wk: Wk, Wv: Wv };
-    ["Wq", "Wk", "Wv"].forEach(function (name) {
-      if (W[name].length !== X[0].length) {
-        throw inputError("shape", name + " must have one row per feature of X: X is " + shape(X) + ", " + name + " is " + shape(W[name]));
-      }
-    });
-    if (Wq[0].length !== Wk[0].length) {
-      throw inputError("shape", "Wq and Wk must give Query and Key the same width: Wq is " + shape(Wq) + ", Wk is " + shape(Wk));
-    }
-    causal = checkCausal(causal === undefined ? true : causal);
-    var P = {};
-    ["Q", "K", "V"].forEach(function (name) {
-      var Wn = W["W" + name.toLowerCase()];
-      P[name] = matmul(X, Wn);
-      checkOverflow(P[name], name + " overflows (溢出): " + name + " = X·W" + name.toLowerCase(), X, Wn);
-    });
-    return scaledDotProductAttention(P.Q, P.K, P.V, { d_k: dK, causal: causal });
+    return scaledDotProductAttention(matmul(X, Wq), matmul(X, Wk), matmul(X, Wv),
+      { d_k: dK, causal: causal === undefined ? true : causal });
   }
 
   /** As core.padding_mask: the last `pad` keys -Infinity for every query (0 <= pad < m). */
   function paddingMask(n, m, pad) {
     if (!(pad >= 0 && pad < m && Math.floor(pad) === pad)) {
-      throw inputError("mask", "pad must be a whole number from 0 to " + (m - 1) + " (m = " + m + "); got " + describe(pad));
+      throw inputError("mask", "pad must be a whole number from 0 to " + (m - 1) + " (m = " + m + "); got " + pad);
     }
     var out = [];
     for (var i = 0; i < n; i++) out.push(new Array(m).fill(0).map(function (_, j) { return j < m - pad ? 0 : -Infinity; }));
@@ -266,23 +140,14 @@
   /** As core.general_attention: Q = X Wq; K, V from `source` (cross) or X (self); causal aligned
    *  bottom-right; the last `pad` keys masked.  The result also carries `pad` and `causal`. */
   function generalAttention(X, Wq, Wk, Wv, source, causal, pad) {
-    asMatrix(X, "X");
-    source = source ? asMatrix(source, "Xs") : X;
-    asMatrix(Wq, "Wq"); asMatrix(Wk, "Wk"); asMatrix(Wv, "Wv");
+    source = source || X;
     if (source[0].length !== X[0].length) {
-      throw inputError("shape", "Xs must have as many features as X: X is " + shape(X) + ", Xs is " + shape(source));
+      throw inputError("shape", "Xs must have as many features as X: X is (" + X.length + ", " + X[0].length +
+        "), Xs is (" + source.length + ", " + source[0].length + ")");
     }
-    var W = { Wq: Wq, Wk: Wk, Wv: Wv }, P = {};
-    ["Q", "K", "V"].forEach(function (name) {
-      var w = "W" + name.toLowerCase(), left = name === "Q" ? X : source;
-      if (W[w].length !== X[0].length) {
-        throw inputError("shape", w + " must have one row per feature of X: X is " + shape(X) + ", " + w + " is " + shape(W[w]));
-      }
-      P[name] = matmul(left, W[w]);
-      checkOverflow(P[name], name + " overflows (溢出): " + name + " = X·" + w, left, W[w]);
-    });
+    var P = { Q: matmul(X, Wq), K: matmul(source, Wk), V: matmul(source, Wv) };
     var n = X.length, m = source.length, mask = paddingMask(n, m, pad || 0);
-    if (checkCausal(causal === undefined ? false : causal)) {
+    if (causal) {
       var C = causalMask(n, m, m - n);
       mask = mask.map(function (row, i) { return row.map(function (v, j) { return v + C[i][j]; }); });
     }
@@ -297,11 +162,8 @@
   function tableOf(name) { return name.split("[")[0]; }
 
   /** Flat params {"X[0,0]": .., "d_k": .., "causal": ..} -> tables ready for attention.
-   *  Values are taken as they are, never converted ("", null, "0x10", [2], true are not
-   *  numbers; "no" is not a boolean): attention() refuses them, as Python's attention() does.
-   *  Typed text goes through coerce() first. */
+   *  Values are taken as they are: typed text goes through coerce() first. */
   function tablesFromParams(params) {
-    if (params === null || typeof params !== "object") throw inputError("type", "params must be an object; got " + describe(params));
     var out = {};
     TABLES.forEach(function (t) {
       out[t] = [0, 1].map(function (i) {
@@ -564,27 +426,6 @@
     return out;
   }
 
-  // ---------------------------------------------------------------- colour scales
-
-  /** As attention_lab.plotting._scale: A in [0, 1]; V and O on V's range; Q, K, S symmetric about 0. */
-  function colourScale(name, result) {
-    var lo, hi;
-    if (name === "A") return [0, 1];
-    if (name === "V" || name === "O") {
-      lo = Infinity; hi = -Infinity;
-      result.V.forEach(function (row) { row.forEach(function (v) { if (v < lo) lo = v; if (v > hi) hi = v; }); });
-    } else {
-      var bound = 0, any = false;
-      result[name].forEach(function (row) {
-        row.forEach(function (v) { if (isFinite(v)) { any = true; if (Math.abs(v) > bound) bound = Math.abs(v); } });
-      });
-      if (!any) bound = 1;
-      lo = -bound; hi = bound;
-    }
-    if (hi - lo < 1e-12) { lo -= 1; hi += 1; }
-    return [lo, hi];
-  }
-
   // ---------------------------------------------------------------- worked arithmetic
   // As attention_lab.worked (read its docstring: the rules there are the contract).
 
@@ -780,7 +621,6 @@
     TABLES: TABLES,
     RESULT_TABLES: RESULT_TABLES,
     PARAM_NAMES: PARAM_NAMES,
-    asMatrix: asMatrix,
     matmul: matmul,
     transpose: transpose,
     causalMask: causalMask,
@@ -800,7 +640,6 @@
     formatValue: formatValue,
     toQuery: toQuery,
     fromQuery: fromQuery,
-    colourScale: colourScale,
     fmt: fmt,
     factor: factor,
     vec: vec,
