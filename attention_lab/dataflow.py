@@ -60,6 +60,10 @@ _BOXES = {
 }
 _W, _H = 1.72, 0.55
 _SIZE = (5.7, None)  # width in inches; the height follows the content
+#: Shape labels and the footer (points); the boxes' text is half a point larger.  The figure
+#: is shown at its own size (547 px wide) in a desktop column and scaled to about 0.76 in a
+#: 360 px phone's, where 14 pt gives 10.6 px: no text of it under 10 px there.
+FONT_SIZE = 14.0
 
 
 def _label(text: str) -> str:
@@ -92,7 +96,7 @@ class DataFlowFigure:
 
 
 def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_k: int = 2, d_v: int = 2,
-                   font_size: float = 13.0) -> DataFlowFigure:
+                   font_size: float = FONT_SIZE) -> DataFlowFigure:
     """The figure: a box per step, each arrow labelled with its table's shape ``[rows, columns]``.
 
     With ``n`` given (default 2, the chapter's example), a footer states the example's numbers;
@@ -166,10 +170,10 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
         ax.text(_SIZE[0] / 2, -0.62,
                 "形状写作 [行数, 列数]；K、V 也由 X 算出，所以 m = n。" if m_ == n else
                 "形状写作 [行数, 列数]；m ≠ n 时 K、V 来自另一份 m 行的输入。", ha="center", va="center",
-                fontsize=font_size - 1, color="#444444", fontfamily=family)
+                fontsize=font_size, color="#444444", fontfamily=family)
         ax.text(_SIZE[0] / 2, -0.95,
                 f"本章的例子：n = m = {n}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}"
                 if m_ == n else
                 f"例子：n = {n}，m = {m_}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}",
-                ha="center", va="center", fontsize=font_size - 1, color="#444444", fontfamily=family)
+                ha="center", va="center", fontsize=font_size, color="#444444", fontfamily=family)
     return DataFlowFigure(fig)

@@ -11,6 +11,11 @@ meets one picture language in the chapter and in the lab:
 * masked cells (the causal mask's −∞ in S and the 0 it leaves in A) are **hatched** and
   labelled :data:`MASKED_LABEL` (“已挡住”) under their value, never just grey.
 
+Laid out for every screen the chapter is read on: two panels per row (three tables as 2 + 1,
+:func:`default_columns`), drawn 480 px wide, so the desktop column and paper show the figure at
+its own size and a 360 px phone scales it to about 0.65 with no text under 10 px (a row of
+three, scaled into the phone's column, left labels at 4-6 px).
+
 Figures are SVG for the website (text stays text, so Chinese is sharp at any zoom and
 in print) and PNG at twice the size when a raster is needed (:meth:`AttentionFigure.to_png`).
 :class:`AttentionFigure` draws once and then only updates its artists.
@@ -40,6 +45,15 @@ MASK_HATCH = "#5a5a5a"
 MASK_TEXT = "#1a1a1a"  # on white: 17:1
 #: Raster figures are drawn at twice the size they are shown at (sharp on HiDPI screens).
 PNG_SCALE = 2
+#: One panel's width (inches) and the values' font size (points); every other text is a fixed
+#: fraction of it (:data:`TEXT_SCALE`).  Chosen so the figure reads on a 360 px phone as
+#: well as in the desktop column and on paper: see :func:`default_columns`.
+PANEL_SIZE = 2.5
+FONT_SIZE = 15.0
+#: A panel's height over its width (title, axis names, the 2x2 table and its colour bar).
+PANEL_ASPECT = 1.24
+#: Each kind of text's size as a fraction of ``font_size`` (the values are 1).
+TEXT_SCALE = {"title": 1.0, "ticks": 0.93, "axis": 0.82, "colourbar": 0.82}
 
 TITLES = {
     "Q": "Q 查询表",
@@ -98,11 +112,23 @@ def _labels(name: str, n_rows: int, n_cols: int, tokens) -> tuple[list[str], lis
     return rows, cols
 
 
+def default_columns(n_tables: int) -> int:
+    """Panels per row: two (three tables as 2 + 1, the third in the middle), three from five on.
+
+    A row of three 2x2 tables scaled into a 360 px phone's column left every label at 4-6 px;
+    two per row at :data:`PANEL_SIZE` keep every text at >= 10 px there (values about 13 px),
+    while the desktop column shows the figure at its own size (480 px wide) and paper likewise.
+    """
+    return 1 if n_tables == 1 else (2 if n_tables <= 4 else 3)
+
+
 class AttentionFigure:
-    """A row of heatmaps (default S, A, O) that can be updated in place."""
+    """Heatmaps (default S, A, O; two panels per row, see :func:`default_columns`) that can be
+    updated in place."""
 
     def __init__(self, result: AttentionResult, tables=("S", "A", "O"), tokens=TOKENS,
-                 panel_size: float = 3.2, font_size: float = 15, dpi: float = 100):
+                 panel_size: float = PANEL_SIZE, font_size: float = FONT_SIZE, dpi: float = 100,
+                 columns: int | None = None):
         use_cjk_font()
         from matplotlib.figure import Figure  # no pyplot: no global state, no GUI
 
@@ -110,11 +136,24 @@ class AttentionFigure:
         if unknown:
             raise ValueError(f"unknown table(s) {unknown}; choose from {sorted(SCALES)}")
         self.tables = tuple(tables)
+        if not self.tables:
+            raise ValueError("tables is empty; choose from " + ", ".join(sorted(SCALES)))
         self.tokens = tuple(tokens)
         self.font_size = font_size
-        self.figure = Figure(figsize=(panel_size * len(self.tables), panel_size * 1.2), dpi=dpi,
+        self.columns = default_columns(len(self.tables)) if columns is None else int(columns)
+        if not 1 <= self.columns <= len(self.tables):
+            raise ValueError(f"columns must be 1 to {len(self.tables)} for {len(self.tables)} tables, not {columns!r}")
+        rows = -(-len(self.tables) // self.columns)
+        self.figure = Figure(figsize=(panel_size * self.columns, panel_size * PANEL_ASPECT * rows), dpi=dpi,
                              layout="constrained")
-        self.axes = self.figure.subplots(1, len(self.tables), squeeze=False)[0]
+        # Panels on a grid of half-columns, so a last row with fewer panels sits in the middle.
+        grid = self.figure.add_gridspec(rows, 2 * self.columns)
+        self.axes = []
+        for k in range(len(self.tables)):
+            row, col = divmod(k, self.columns)
+            in_row = min(self.columns, len(self.tables) - row * self.columns)
+            start = 2 * col + (self.columns - in_row)
+            self.axes.append(self.figure.add_subplot(grid[row, start:start + 2]))
         self._images = {}
         self._texts = {}
         self._masks = {}
@@ -137,11 +176,11 @@ class AttentionFigure:
                               aspect="equal")
             self._images[name] = image
             rows, cols = _labels(name, n_rows, n_cols, self.tokens)
-            ax.set_xticks(range(n_cols), cols, fontsize=fs * 0.85)
-            ax.set_yticks(range(n_rows), rows, fontsize=fs * 0.85)
-            ax.set_title(TITLES[name], fontsize=fs, pad=6)
-            ax.set_xlabel(COL_AXIS[name], fontsize=fs * 0.75)
-            ax.set_ylabel(ROW_AXIS[name], fontsize=fs * 0.75)
+            ax.set_xticks(range(n_cols), cols, fontsize=fs * TEXT_SCALE["ticks"])
+            ax.set_yticks(range(n_rows), rows, fontsize=fs * TEXT_SCALE["ticks"])
+            ax.set_title(TITLES[name], fontsize=fs * TEXT_SCALE["title"], pad=6)
+            ax.set_xlabel(COL_AXIS[name], fontsize=fs * TEXT_SCALE["axis"])
+            ax.set_ylabel(ROW_AXIS[name], fontsize=fs * TEXT_SCALE["axis"])
             ax.tick_params(length=0)
             ax.xaxis.set_label_position("top")
             ax.xaxis.tick_top()
@@ -163,7 +202,7 @@ class AttentionFigure:
             bar.set_ticks([lo, (lo + hi) / 2, hi],
                           labels=[("≤" if clip else "") + format_value(lo), format_value((lo + hi) / 2),
                                   ("≥" if clip else "") + format_value(hi)])
-            bar.ax.tick_params(labelsize=fs * 0.65, length=2)
+            bar.ax.tick_params(labelsize=fs * TEXT_SCALE["colourbar"], length=2)
             bar.outline.set_linewidth(0.5)
         self.update(result)
 

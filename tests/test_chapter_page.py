@@ -187,3 +187,76 @@ def test_prose_writes_negative_numbers_with_one_minus_sign(built_site, page):
     html = re.sub(r"<(pre|code)\b.*?</\1>", " ", page_html(built_site, page), flags=re.S)
     prose = visible_text(html)
     assert not re.findall(r"(?<![\w.])-\d", prose), re.findall(r".{10}(?<![\w.])-\d.{5}", prose)
+
+
+# ---------------------------------------------------------------- the five figures on a phone and a desktop (issue 17)
+
+#: The chapter's figures, by their ``name:`` (labels the prose refers to).
+FIGURES = ("fig-f11-qkv", "fig-f11-sao", "fig-f11-flow", "fig-f11-only-wv", "fig-f11-only-wq")
+
+#: For each figure as the page shows it: an inlined copy of its SVG, drawn at the size the
+#: <img> is shown at, gives every text's size on screen (font-size times the scale of its
+#: screen matrix, rotated labels too) and whether it lies inside the picture.
+_FIGURE_TEXTS = r"""async (ids) => {
+  const out = [];
+  for (const id of ids) {
+    const fig = document.getElementById(id);
+    if (!fig) { out.push({id, missing: true}); continue; }
+    fig.scrollIntoView();
+    const img = fig.querySelector('img');
+    await img.decode().catch(() => null);
+    const box = img.getBoundingClientRect();
+    const text = await (await fetch(img.currentSrc)).text();
+    const holder = document.createElement('div');
+    holder.style.cssText = `position:absolute; left:${box.left + scrollX}px; top:${box.top + scrollY}px;` +
+                           `width:${box.width}px; height:${box.height}px; visibility:hidden`;
+    holder.innerHTML = text.slice(text.indexOf('<svg'));
+    document.body.append(holder);
+    const svg = holder.querySelector('svg');
+    svg.setAttribute('width', box.width); svg.setAttribute('height', box.height);
+    const frame = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].map(t => {
+      const m = t.getScreenCTM(), r = t.getBoundingClientRect();
+      return {text: t.textContent.trim(), px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+              inside: r.left >= frame.left - 1 && r.right <= frame.right + 1 &&
+                      r.top >= frame.top - 1 && r.bottom <= frame.bottom + 1};
+    });
+    holder.remove();
+    out.push({id, texts, shown: box.width, natural: img.naturalWidth, right: box.right,
+              column: fig.clientWidth, overflow: fig.scrollWidth - fig.clientWidth});
+  }
+  return out;
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width, height, smallest", [(360, 640, 10.0), (1024, 768, 14.0), (1920, 1080, 14.0)])
+def test_every_label_of_the_five_figures_is_readable_and_inside_the_column(site_url, new_page, width, height,
+                                                                           smallest):
+    """At 360x640 (a phone) no text of a figure (cell values, titles, ticks, colour-bar ticks,
+    已挡住, the data flow's shapes) is under 10 px and no figure is wider than the screen; on a
+    desktop the figures are shown at their own size (neither blown up nor shrunk) with every
+    text >= 14 px.  Every text lies inside its picture (nothing cut at the edge)."""
+    phone = width < 600
+    rec = new_page(width=width, height=height, **({"has_touch": True, "is_mobile": True} if phone else {}))
+    rec.page.goto(f"{site_url}/{CHAPTER}", wait_until="networkidle")
+    figures = rec.page.evaluate(_FIGURE_TEXTS, list(FIGURES))
+    assert [f["id"] for f in figures if f.get("missing")] == []
+    report = []
+    for f in figures:
+        texts = f["texts"]
+        small = sorted((round(t["px"], 1), t["text"]) for t in texts)[:3]
+        report.append(f"{f['id']}: {len(texts)} texts, smallest {small[0][0]} px, shown {f['shown']:.0f}"
+                      f"/{f['natural']} px")
+        assert len(texts) >= 20, f"{f['id']}: its SVG text was not found ({len(texts)} texts)"
+        assert small[0][0] >= smallest, f"{f['id']} at {width} px: texts under {smallest} px: {small}"
+        outside = [t["text"] for t in texts if not t["inside"]]
+        assert outside == [], f"{f['id']}: texts cut at the picture's edge: {outside}"
+        assert f["overflow"] <= 0 and f["right"] <= width, f"{f['id']} is wider than the screen at {width} px"
+        if not phone:
+            assert abs(f["shown"] - f["natural"]) <= 1, f"{f['id']}: shown at {f['shown']} of {f['natural']} px"
+    print(f"\n{width}x{height}: " + "; ".join(report))
+    assert rec.page.evaluate("document.documentElement.scrollWidth") <= width
+    # The masked cells' label and the data flow's shapes are among the measured texts.
+    every = [t["text"] for f in figures for t in f["texts"]]
+    assert any("已挡住" in t for t in every) and "S [n, m]" in every and "≤−20" in every

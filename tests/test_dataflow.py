@@ -44,3 +44,22 @@ def test_the_figure_is_made_without_pyplot_so_a_notebook_shows_it_once():
     figure = plot_data_flow()
     assert plt.get_fignums() == before
     assert figure._repr_svg_().lstrip().startswith("<?xml")
+
+
+def test_no_label_reaches_past_the_figures_edge():
+    """The labels are sized for a phone (14 pt: >= 10 px when the figure is scaled into a
+    360 px screen's column); the longest ones ([n, d_model] at the sides, the footer) still fit."""
+    figure = plot_data_flow().figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)  # the figure is made without pyplot: draw it on a canvas here
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = figure.bbox
+    texts = [t for t in figure.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_window_extent"))
+             if t.get_text().strip()]
+    assert len(texts) >= 20
+    outside = [t.get_text() for t in texts
+               if not box.x0 - 1 <= t.get_window_extent(renderer).x0 <= t.get_window_extent(renderer).x1
+               <= box.x1 + 1]
+    assert outside == []

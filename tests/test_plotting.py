@@ -115,6 +115,55 @@ def test_png_is_drawn_at_twice_the_shown_size():
     assert image.width == pytest.approx(width_px * PNG_SCALE, abs=2)
 
 
+def _inside_figure(figure) -> list[str]:
+    """Texts of a matplotlib figure that reach past its edge (drawn, so sizes are final)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)  # the figure is made without pyplot: draw it on a canvas here
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = figure.bbox
+    out = []
+    for text in figure.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_window_extent")):
+        if not text.get_visible() or not text.get_text().strip():
+            continue
+        e = text.get_window_extent(renderer)
+        if e.x0 < box.x0 - 1 or e.x1 > box.x1 + 1 or e.y0 < box.y0 - 1 or e.y1 > box.y1 + 1:
+            out.append(text.get_text())
+    return out
+
+
+def test_three_tables_are_drawn_two_then_one_in_the_middle_for_a_phone():
+    """Two panels per row (a row of three, scaled into a 360 px phone's column, left labels at
+    4-6 px): S and A side by side, O centred under them, each the same size; no text leaves
+    the figure."""
+    figure = plot_attention(attention(**baseline()), tables=("S", "A", "O"))
+    assert figure.columns == 2
+    s, a, o = (ax.get_position() for ax in figure.axes)
+    assert s.y0 == pytest.approx(a.y0) and o.y1 < s.y0, "S and A are not one row above O"
+    assert s.x1 <= a.x0 and (o.x0 + o.x1) / 2 == pytest.approx(0.5, abs=0.02), "O is not in the middle"
+    assert o.width == pytest.approx(s.width, rel=0.02) and a.width == pytest.approx(s.width, rel=0.02)
+    assert _inside_figure(figure.figure) == []
+    # One table alone, and all six (three per row), also keep every text inside.
+    assert plot_attention(attention(**baseline()), tables=("S",)).columns == 1
+    six = plot_attention(attention(**baseline()), tables=("Q", "K", "V", "S", "A", "O"))
+    assert six.columns == 3 and _inside_figure(six.figure) == []
+    row = plot_attention(attention(**baseline()), columns=3)
+    assert len({round(ax.get_position().y0, 3) for ax in row.axes}) == 1
+
+
+def test_a_bad_layout_is_refused_with_a_clear_message():
+    result = attention(**baseline())
+    with pytest.raises(ValueError, match="columns must be 1 to 3 for 3 tables"):
+        plot_attention(result, columns=4)
+    with pytest.raises(ValueError, match="columns must be 1 to 3"):
+        plot_attention(result, columns=0)
+    with pytest.raises(ValueError, match="tables is empty"):
+        plot_attention(result, tables=())
+    with pytest.raises(ValueError, match="unknown table"):
+        plot_attention(result, tables=("S", "X"))
+
+
 @pytest.mark.build
 def test_chapter_heatmaps_on_the_site_are_svg_and_captions_never_say_grey(built_site):
     html = (built_site / "book" / "f11-attention.html").read_text("utf-8")
