@@ -1,7 +1,10 @@
 """attention_lab: the computation, figures and labs of chapter F11 (Attention 逐步计算).
 
-``core`` is pure numpy; ``plotting`` draws; ``lab`` wires ipywidgets controls to
-both.  Import the lab lazily so that ``import attention_lab`` needs no widgets.
+``core`` is pure numpy (the mathematics and its refusals); ``plotting`` and ``dataflow``
+draw the figures (matplotlib); ``worked`` writes the hand computation's text; ``lab`` (and
+``shapes_lab``) are the kernel labs: ipywidgets controls and, through ``widget``, the website's
+own view (``static/attention-lab/``), which recomputes in the browser while the kernel keeps
+``lab.result``.  The labs are imported lazily, so ``import attention_lab`` needs no widgets.
 """
 
 from .core import (

@@ -1,13 +1,15 @@
 """Small helpers that chapter F11 shows, and that ``scripts/verify_concepts.py`` re-uses.
 
 Pure numpy on top of :mod:`attention_lab.core` (which holds the mathematics);
-nothing here draws (``plot_data_flow`` hands over to
+nothing here draws (the figures are :mod:`attention_lab.plotting` and
 :mod:`attention_lab.dataflow`) or keeps state.  The chapter calls these functions in its
 executed cells, so the examples on the page and the numbers the checker
 recomputes come from the same definitions.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,7 +28,6 @@ __all__ = [
     "mha_like_torch",
     "mha_recipe",
     "multihead_example",
-    "plot_data_flow",
     "pytorch_facts",
     "sdpa_like_torch",
     "self_check_cases",
@@ -64,28 +65,20 @@ del _ct
 MATMUL_EXAMPLE = {"row": (1.0, 2.0), "table": ((3.0, 4.0), (5.0, 6.0))}
 
 
-def plot_data_flow(**kwargs):
-    """The chapter's data-flow figure (see :func:`attention_lab.dataflow.plot_data_flow`)."""
-    from .dataflow import plot_data_flow as _plot
-
-    return _plot(**kwargs)
-
-
-class SoftmaxSteps(dict):
-    """The softmax of one row of scores, step by step (keys in the chapter's order).
+@dataclass(frozen=True, eq=False)  # eq would compare arrays (ambiguous truth)
+class SoftmaxSteps:
+    """The softmax of one row of scores, step by step (fields in the chapter's order).
 
     ``scores`` the row itself; ``shifted`` the row minus its maximum; ``exps`` the
     exponentials (0 where a score is ``-inf``); ``total`` their sum; ``shares``
     ``exps / total``.
     """
 
-    def __getattr__(self, name: str):
-        # Attribute access for the chapter's keys (steps.shares); anything else is an
-        # AttributeError as usual, so hasattr(), copy and pickle behave.
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
+    scores: np.ndarray
+    shifted: np.ndarray
+    exps: np.ndarray
+    total: float
+    shares: np.ndarray
 
 
 def softmax_steps(scores) -> SoftmaxSteps:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,7 @@ from attention_lab.chapter import (
     multihead_example,
     pytorch_facts,
     sdpa_like_torch,
+    softmax_steps,
 )
 
 
@@ -96,3 +100,16 @@ def test_lab_experiments_saturate_and_counter_example_ties():
     np.testing.assert_allclose(e["wq0"].Q[1], [0.0, 0.0])
     np.testing.assert_allclose(e["wq0"].A[1], [0.5, 0.5])
     assert e["dk1"].d_k == 1 and e["dk64"].d_k == 64
+
+
+def test_softmax_steps_are_an_ordinary_record_hasattr_copy_and_pickle_work():
+    steps = softmax_steps(attention(**baseline()).S[1])
+    np.testing.assert_allclose(steps.shares, attention(**baseline()).A[1], atol=1e-15)
+    assert steps.total == pytest.approx(float(np.exp(steps.shifted).sum()))
+    assert hasattr(steps, "shares") and not hasattr(steps, "no_such_step")
+    with pytest.raises(AttributeError):
+        steps.no_such_step
+    for twin in (copy.copy(steps), copy.deepcopy(steps), pickle.loads(pickle.dumps(steps))):
+        np.testing.assert_array_equal(twin.exps, steps.exps)
+    with pytest.raises(ValueError, match="one row of scores"):
+        softmax_steps([[0.0, 0.0]])
