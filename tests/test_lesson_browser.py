@@ -274,6 +274,30 @@ def test_phone_notes_take_one_line_each_open_whole_and_never_push_the_page_sidew
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
 
 
+def test_a_touch_drag_on_d_k_keeps_the_page_still_and_shows_its_notes_once_let_go(new_page, site_url):
+    """A finger drags d_k from 2 to 1 on a 360 px phone: while it moves, the page does not scroll and no
+    note grows the sticky results; let go, the notes appear and the slider stays under the finger."""
+    twin = Twin(new_page(width=360, height=640, has_touch=True, is_mobile=True), site_url + LAB_PAGE)
+    page, slider = twin.page, twin.control("d_k")
+    slider.evaluate("e => e.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(200)
+    box, before = slider.bounding_box(), page.evaluate("() => scrollY")
+    touch = page.context.new_cdp_session(page)
+    x, y = box["x"] + box["width"] / 6, box["y"] + box["height"] / 2  # the thumb: stop 1 of 0..6 (d_k = 2)
+    touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for k in range(1, 11):
+        touch.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x - (x - box["x"] + 2) * k / 10, "y": y}]})
+        page.wait_for_timeout(20)
+    mid = {"scroll": page.evaluate("() => scrollY"), "notes": twin.notes()}
+    touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    page.wait_for_timeout(200)
+    assert mid == {"scroll": before, "notes": ""}, mid
+    assert twin.params()["d_k"] == 1
+    assert_cells_equal_python(twin.cells(), {**default_params(), "d_k": 1.0}, "touch drag d_k 2 -> 1")
+    assert STRINGS["lab"]["d_k_one"] in twin.notes()
+    assert abs(slider.bounding_box()["y"] - box["y"]) <= 2  # still under the finger
+
+
 PHONE_PROBE = """root => {
   const small = [], taps = [], over = [];
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);

@@ -739,7 +739,9 @@
         drawWorked();
       }
       drawAll();
-      drawNotes(st.notes);
+      // Notes, like the change marks, once the value settles: a note appearing mid-drag would grow
+      // the sticky results of a phone under the finger (the page scrolls to keep the slider put).
+      if (!st.moving) drawNotes(st.notes);
       root.setAttribute("data-lab-ready", "true");
       return view;
     };
@@ -750,7 +752,9 @@
       return st.step;
     };
     view.back = function () { return view.step(true); };
-    view.settle = function () { if (st.moving) { st.moving = false; st.settled = true; if (st.result) drawAll(); } };
+    view.settle = function () {
+      if (st.moving) { st.moving = false; st.settled = true; if (st.result) drawAll(); drawNotes(st.notes); }
+    };
     view.predict = function () {
       st.predict = true;
       if (st.result) drawAll();
