@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from attention_lab.chapter import plot_data_flow
-from attention_lab.dataflow import ARROWS, data_flow_shapes
+from attention_lab.dataflow import ARROWS, data_flow_shapes, plot_data_flow
 
 
 def svg_text(svg: str) -> str:
