@@ -996,6 +996,7 @@ NOT_QUANTITIES = [
     re.compile(r"diagonal\s*=\s*\d+"),                 # an API argument: which diagonal tril/triu keep
     re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000
     re.compile(r"(?<!\d)\d{3,4}×\d{3,4}(?!\d)"),        # a screen size: 1024×768
+    re.compile(r"放大到\s*\d{2,3}%"),                   # a browser zoom: 放大到 125%
     re.compile(r"http\.server\s+-d\s+\S+\s+\d+"),     # a port
 ]
 
