@@ -10,15 +10,20 @@ The mathematics is :func:`attention_lab.core.general_attention` (Python) and att
      "tokens": ["我", "爱"], "source_tokens": [...], "row": 1}
 
 ``Xs`` (the source side, m rows) is used in cross mode only (K and V come from it, Q from X);
-in self mode m = n.  Cell values are named as the controls: ``X[0,1]``, ``Xs[2,0]``, ``Wv[1,2]``.
+in self mode m = n.  ``causal`` is the reader's causal box: it applies in self mode only (cross
+attention reads the whole source, as the chapter says); cross mode leaves it as it is, so going
+back to self mode brings the mask back as it was (site, Jupyter and :func:`resized` alike).  Cell values are named as the controls: ``X[0,1]``, ``Xs[2,0]``, ``Wv[1,2]``.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
+from urllib.parse import quote
 
 from .core import BASELINE, TOKENS, general_attention
+from .worked import worked_steps
 from .params import RANGES, coerce as _coerce_2x2
 from .web import START_SCRIPT, strings
 
@@ -37,6 +42,13 @@ CELL_RANGES = {t: RANGES["X" if t == "Xs" else t] for t in TABLES}
 DEFAULT_TOKENS = ("我", "爱", "读", "这", "本", "书")
 DEFAULT_SOURCE_TOKENS = ("我", "爱", "读", "这", "本", "书")
 DEFAULT_TARGET_TOKENS = ("I", "love", "to", "read", "this", "book")
+#: A token's name: at most this many characters (the site's boxes have maxlength 8).
+TOKEN_MAX = 8
+
+#: Where the book's shapes lab is on the web: the GitHub Pages address of ``repository.url`` in
+#: _config.yml (https://github.com/f11-attention/f11-attention-book; tests/test_shapes_lab.py
+#: checks that the two agree).  A copy hosted elsewhere passes its own: ``ShapesLab(link_base=...)``.
+SITE_SHAPES_PAGE = "https://f11-attention.github.io/f11-attention-book/book/shapes.html"
 
 
 def table_shape(name: str, state: dict) -> tuple[int, int]:
@@ -107,11 +119,90 @@ def coerce(name: str, raw, current=None) -> tuple[float, str | None]:
     return value, note if note is None else name + note[len(proxy):]
 
 
+def coerce_token(raw, default: str) -> tuple[str, str | None]:
+    """A token's name as the reader typed it: control characters dropped, spaces trimmed, an ASCII
+    comma (the address's separator of names) made "，", at most :data:`TOKEN_MAX` characters; an
+    empty name goes back to ``default``.  (value, note or None); shapes.js ``coerceToken`` is the
+    same rule with the same notes.
+
+    >>> coerce_token("  苹果 ", "我"), coerce_token("", "读")[0], coerce_token("一二三四五六七八九", "我")[0]
+    (('苹果', None), '读', '一二三四五六七八')
+    """
+    ss = strings()["shapes"]
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f]", "", "" if raw is None else str(raw)).strip()
+    if not text:
+        return default, ss["token_empty"].replace("{value}", default)
+    if "," in text:
+        value, note = coerce_token(text.replace(",", "，"), default)
+        return value, note or ss["token_comma"].replace("{raw}", text).replace("{value}", value)
+    if len(text) > TOKEN_MAX:
+        value = text[:TOKEN_MAX]
+        shown = text if len(text) <= 24 else text[:24] + "…"
+        return value, ss["token_long"].replace("{max}", str(TOKEN_MAX)).replace("{raw}", shown).replace("{value}", value)
+    return text, None
+
+
+def _js_number(x: float) -> str:
+    """``String(x)`` of JavaScript for a table value (shapes.js writes the address with it)."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    if x.is_integer() and abs(x) < 1e21:
+        return str(int(x))
+    text = repr(x)
+    if "e" in text:  # 1e-07 -> 1e-7, 1e+21 stays
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else "+"
+        text = f"{mantissa}e{sign}{int(exponent.lstrip('+-'))}"
+    return text
+
+
+def to_query(state: dict) -> str:
+    """The address's query for ``state``, character for character as shapes.js ``toQuery`` writes
+    it (n, mode and m, d_model, d_k, d_v, causal, pad, the tables row by row, row, tok, src)."""
+    parts = [f"n={state['n']}"]
+    cross = state["mode"] == "cross"
+    if cross:
+        parts += ["mode=cross", f"m={state['m']}"]
+    parts += [f"d_model={state['d_model']}", f"d_k={state['d_k']}", f"d_v={state['d_v']}"]
+    if not cross or not state["causal"]:
+        parts.append(f"causal={1 if state['causal'] else 0}")
+    parts.append(f"pad={state['pad']}")
+    for t in TABLES:
+        if t != "Xs" or cross:
+            parts.append(t + "=" + ",".join(_js_number(v) for row in state["tables"][t] for v in row))
+    parts.append(f"row={state['row']}")
+
+    def names(tokens):
+        return ",".join(quote(str(t), safe="-_.!~*'()") for t in tokens)
+
+    parts.append("tok=" + names(state["tokens"]))
+    if cross:
+        parts.append("src=" + names(state["source_tokens"]))
+    return "&".join(parts)
+
+
+def link(state: dict, base: str = SITE_SHAPES_PAGE) -> str:
+    """The site's address that opens ``state`` in the shapes lab (``base`` + ``?`` + :func:`to_query`,
+    the lab's anchor ``#shapes-lab``), as the site's 复制链接 gives it."""
+    return f"{base}?{to_query(state)}#shapes-lab"
+
+
 def compute(state: dict):
-    """The state's attention (:func:`attention_lab.core.general_attention`)."""
+    """The state's attention (:func:`attention_lab.core.general_attention`).  ``causal`` is the
+    reader's causal box: applied in self mode only (cross-attention reads the whole source)."""
     t = state["tables"]
     return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], source=t["Xs"] if state["mode"] == "cross" else None,
                              causal=bool(state["causal"]) and state["mode"] == "self", pad=int(state["pad"]))
+
+
+def worked(state: dict, row: int | None = None) -> list[dict]:
+    """The worked lines of query ``row`` (default: the state's row) as the lab shows them:
+    :func:`attention_lab.worked.worked_steps` with the state's tokens, the source side's tokens for
+    the keys in cross mode, and the padded keys' own line (``masked_pad``), as attention.js
+    ``workedSteps`` writes them on the site and in Jupyter."""
+    keys = state["source_tokens"] if state["mode"] == "cross" else state["tokens"]
+    return worked_steps(compute(state), state["row"] if row is None else row, state["tokens"], keys, int(state["pad"]))
 
 
 def shapes_config(state: dict | None = None) -> dict:
@@ -174,8 +265,6 @@ def resized(state: dict, **change) -> dict:
     out["source_tokens"] = (src + list(DEFAULT_SOURCE_TOKENS[len(src):]))[:out["m"]]
     out["pad"] = min(out["pad"], m_keys - 1)
     out["row"] = min(out["row"], out["n"] - 1)
-    if out["mode"] == "cross":
-        out["causal"] = False
     return out
 
 

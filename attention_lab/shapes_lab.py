@@ -11,7 +11,9 @@ shape are hidden, keeping their values, so a shape change is never a round trip)
 :attr:`ShapesLab.result` (:func:`attention_lab.core.general_attention` of :attr:`ShapesLab.state`).
 
 What the controls mean (Python :func:`state_from_values` and the glue's ``stateOf`` alike):
-in self mode m = n and Xs is unused; causal only applies in self mode; the effective pad is
+in self mode m = n and Xs is unused; the causal box only applies in self mode (in cross mode it
+is hidden and keeps its value, so going back to self mode brings the mask back as it was: the
+site's rule, attention_lab.shapes); the effective pad is
 ``min(pad, keys - 1)`` (one key always readable; the glue also brings the pad slider down when
 the keys shrink, as the reader's own change); the row explained is ``min(row, n - 1)``.
 
@@ -24,6 +26,17 @@ Contract::
     lab.result                            # general_attention(...) of that state
     lab.notes                             # notes on values set from code that were changed
     lab.load("apple_tech")                # an example (or a state dict), all controls at once
+    lab.token_boxes["tokens"][2].value = "苹果"   # a token's name (checked: shapes.coerce_token, with a note)
+    lab.link                              # the site's address of this state (shapes.link)
+    lab.worked                            # the worked lines of the row explained (shapes.worked)
+
+Token names are text boxes in the rows of X and Xs (as on the site); a name is checked by the
+kernel (control characters dropped, at most 8 characters, empty -> the default, each with a
+note) and reaches the view through its ``tokens`` / ``source_tokens``.  The link: Jupyter has no
+address of its own to put the state in, so 复制链接 shows the site's address of the same state
+(the same query as the site's copy link, :func:`attention_lab.shapes.to_query`) in a text box to
+copy; its page is ``link_base`` (default :data:`attention_lab.shapes.SITE_SHAPES_PAGE`, the book's
+GitHub Pages address; pass your own for a copy of the site hosted elsewhere).
 """
 
 from __future__ import annotations
@@ -38,9 +51,9 @@ import traitlets
 from ipywidgets import widget_serialization
 
 from .lab import _round, dom_class
-from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, SHAPE_KEYS, TABLES,
-                     coerce as coerce_cell, compute, default_state, default_value, shapes_config, shapes_html,
-                     table_shape)
+from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, SHAPE_KEYS,
+                     SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_token, compute, default_state,
+                     default_value, link as site_link, shapes_config, shapes_html, table_shape, worked)
 from .widget import _static
 
 __all__ = ["ShapesLab", "ShapesLabView", "state_from_values", "MAX_SHAPE"]
@@ -51,7 +64,7 @@ MAX_SHAPE = {"X": (6, 4), "Xs": (6, 4), "Wq": (4, 4), "Wk": (4, 4), "Wv": (4, 4)
 SHAPE_CONTROLS = ("n", "m", "d_model", "d_k", "d_v", "mode", "causal", "pad")
 CELL_NAMES = tuple(f"{t}[{i},{j}]" for t in TABLES for i in range(MAX_SHAPE[t][0]) for j in range(MAX_SHAPE[t][1]))
 
-ESM_FILES = ("attention.js", "render.js", "jupyter_glue.js", "shapes_widget.js")
+ESM_FILES = ("attention.js", "render.js", "shapes.js", "jupyter_glue.js", "shapes_widget.js")
 CSS_FILES = ("lab.css", "shapes.css")
 
 
@@ -83,9 +96,13 @@ CSS = """
 .f11-shapes .f11-cell { width: 4.2em; margin: 1px 0; }
 .f11-shapes .f11-cell input { font-variant-numeric: tabular-nums; text-align: right; }
 .f11-shapes .f11-row-label { width: 2.2em; text-align: right; padding-right: 3px; color: #555; }
+.f11-shapes .f11-token { width: 5em; margin: 1px 2px 1px 0; }
+.f11-shapes .f11-link-row { flex-flow: row wrap; align-items: center; gap: 2px 8px; }
+.f11-shapes .f11-link { width: min(100%, 48em); }
+.f11-shapes .f11-link input { font-family: monospace; font-size: 0.85em; }
 .f11-shapes [data-linked] input { outline: 3px dashed #d0480f; }
 .f11-shapes[data-mode="self"] .f11-table-Xs, .f11-shapes[data-mode="self"] .f11-param-m { display: none !important; }
-.f11-shapes[data-mode="cross"] .f11-param-causal { opacity: 0.55; pointer-events: none; }
+.f11-shapes[data-mode="cross"] .f11-param-causal { display: none !important; }
 """ + _css_hiding() + "\n</style>\n"
 
 
@@ -96,7 +113,7 @@ def state_from_values(values: dict, tokens=DEFAULT_TOKENS, source_tokens=DEFAULT
     s["mode"] = "cross" if values["mode"] == "cross" else "self"
     if s["mode"] == "self":
         s["m"] = s["n"]
-    s["causal"] = bool(values["causal"]) and s["mode"] == "self"
+    s["causal"] = bool(values["causal"])  # the box; applied in self mode only (shapes.compute)
     s["pad"] = max(0, min(int(values["pad"]), s["m"] - 1))
     s["tables"] = {t: [[_round(values[f"{t}[{i},{j}]"]) for j in range(table_shape(t, s)[1])]
                        for i in range(table_shape(t, s)[0])] for t in TABLES}
@@ -163,7 +180,7 @@ class ShapesLab:
     X, Xs, Wq, Wk, Wv; the site's view of the shapes lab.  ``state``: a name of
     :data:`attention_lab.shapes.EXAMPLES`, a state dict, or None (the 2x2 baseline)."""
 
-    def __init__(self, state: dict | str | None = None):
+    def __init__(self, state: dict | str | None = None, link_base: str = SITE_SHAPES_PAGE):
         import ipywidgets as widgets
 
         from .web import strings
@@ -173,8 +190,10 @@ class ShapesLab:
         self._notes: dict[str, tuple] = {}
         self._holding = False
         self._loading = False
+        self._syncing_tokens = False
         self.result = None
         self.update_count = 0
+        self.link_base = link_base
         start = self._start(state)
         values = values_of(start)
         lab = self
@@ -235,12 +254,26 @@ class ShapesLab:
             self.controls[k] = c
             shape_row.append(c)
         table_boxes = []
+        self.token_boxes = {"tokens": [], "source_tokens": []}
+        full_tokens = {"tokens": _full(start["tokens"], DEFAULT_TOKENS),
+                       "source_tokens": _full(start["source_tokens"], DEFAULT_SOURCE_TOKENS)}
         for t in TABLES:
             rows_, cols_ = MAX_SHAPE[t]
             r = CELL_RANGES[t]
             lines = []
             for i in range(rows_):
-                cells = [widgets.HTML(f'<div class="f11-row-label">{i}</div>')]
+                if t in ("X", "Xs"):  # the row's token name, editable (as on the site)
+                    side = "tokens" if t == "X" else "source_tokens"
+                    box_ = widgets.Text(value=full_tokens[side][i], continuous_update=False,
+                                        tooltip=ss["token_label"].replace("{i}", str(i)),
+                                        layout=widgets.Layout(width="5em"))
+                    box_.add_class("f11-token")
+                    box_.add_class(f"f11-token-{t}-{i}")
+                    box_.observe(lambda change, side=side, i=i: self._on_token(side, i, change), names="value")
+                    self.token_boxes[side].append(box_)
+                    cells = [box_]
+                else:
+                    cells = [widgets.HTML(f'<div class="f11-row-label">{i}</div>')]
                 for j in range(cols_):
                     name = f"{t}[{i},{j}]"
                     c = Cell(name, value=values[name], min=r.min, max=r.max, step=r.step, continuous_update=False,
@@ -274,16 +307,24 @@ class ShapesLab:
                                   row=int(start["row"]), layout=widgets.Layout(min_width="0"))
         shapes_box = widgets.HBox(shape_row)
         shapes_box.add_class("f11-shape-row")
-        examples = widgets.HBox(list(self.buttons.values()), layout=widgets.Layout(flex_flow="row wrap"))
+        self.link_button = widgets.Button(description=ss["copy_link"], layout=auto)
+        self.link_button.add_class("f11-copy-link")
+        self.link_button.on_click(lambda _b: self.show_link())
+        examples = widgets.HBox([*self.buttons.values(), self.link_button], layout=widgets.Layout(flex_flow="row wrap"))
+        self.link_box = widgets.Text(value="", description=ss["link_jupyter"], style={"description_width": "initial"},
+                                     layout=widgets.Layout(display="none"))
+        self.link_box.add_class("f11-link")
         tables = widgets.HBox(table_boxes)
         tables.add_class("f11-tables")
-        controls = widgets.VBox([widgets.HTML(CSS), shapes_box, examples, tables], layout=widgets.Layout(min_width="0"))
+        controls = widgets.VBox([widgets.HTML(CSS), shapes_box, examples, self.link_box, tables],
+                                layout=widgets.Layout(min_width="0"))
         controls.add_class("f11-controls")
         self.widget = widgets.Box([controls, self.view])
         self.widget.add_class("f11-shapes")
         for c in self.controls.values():
             c.observe(self._on_change, names="value")
         self.view.observe(self._on_change, names=["tokens", "source_tokens", "row"])
+        self.view.observe(self._sync_token_boxes, names=["tokens", "source_tokens"])
         self._update()
 
     @staticmethod
@@ -309,6 +350,23 @@ class ShapesLab:
     def state(self) -> dict:
         """What the controls mean now (:func:`state_from_values`): the state the view shows."""
         return state_from_values(self.values, self.view.tokens, self.view.source_tokens, self.view.row)
+
+    @property
+    def link(self) -> str:
+        """The site's address of this state (:func:`attention_lab.shapes.link`, ``link_base``)."""
+        return site_link(self.state, self.link_base)
+
+    @property
+    def worked(self) -> list[dict]:
+        """The worked lines of the row explained, as the view shows them (:func:`attention_lab.shapes.worked`)."""
+        return worked(self.state)
+
+    def show_link(self) -> str:
+        """复制链接: the link of this state in the text box under the buttons (shown), and returned."""
+        url = self.link
+        self.link_box.value = url
+        self.link_box.layout.display = ""
+        return url
 
     @property
     def notes(self) -> list[str]:
@@ -345,9 +403,44 @@ class ShapesLab:
         else:
             self._notes.pop(name, None)
 
-    def _on_change(self, _change) -> None:
+    def _on_change(self, change) -> None:
+        if change.get("owner") is not self.view:  # a control moved: a token's note has been read
+            for key in [k for k in self._notes if k.startswith(("tokens[", "source_tokens["))]:
+                del self._notes[key]
         if not self._holding:
             self._update()
+
+    def _on_token(self, side: str, i: int, change) -> None:
+        """A token's box changed: the name checked (shapes.coerce_token), the view given the list."""
+        if self._holding or self._syncing_tokens:
+            return
+        fallback = (DEFAULT_TOKENS if side == "tokens" else DEFAULT_SOURCE_TOKENS)[i]
+        value, note = coerce_token(change["new"], fallback)
+        for key in [k for k in self._notes if k.startswith(("tokens[", "source_tokens["))]:
+            del self._notes[key]  # one token's note at a time: the last name typed
+        self._noted(f"{side}[{i}]", value, note)
+        names = list(getattr(self.view, side))
+        names[i] = value
+        self._syncing_tokens = True
+        try:
+            if self.token_boxes[side][i].value != value:
+                self.token_boxes[side][i].value = value
+        finally:
+            self._syncing_tokens = False
+        if getattr(self.view, side) != names:
+            setattr(self.view, side, names)  # -> _on_change: the notes and lab.result
+        else:
+            self._update()
+
+    def _sync_token_boxes(self, change) -> None:
+        """The view's names changed (an example, load): the boxes show them."""
+        self._syncing_tokens = True
+        try:
+            for box_, name in zip(self.token_boxes[change["name"]], change["new"]):
+                if box_.value != name:
+                    box_.value = name
+        finally:
+            self._syncing_tokens = False
 
     def _update(self) -> None:
         state = self.state
@@ -364,6 +457,10 @@ class ShapesLab:
                   "text": note} for key, (value, note) in self._notes.items()]
         if self.view.kernel_notes != shown:
             self.view.kernel_notes = shown
+        if self.link_box.layout.display != "none":  # a link shown stays the link of what is shown
+            url = self.link
+            if self.link_box.value != url:
+                self.link_box.value = url
 
     # --- display --------------------------------------------------------------------------
     def _repr_mimebundle_(self, include=None, exclude=None):

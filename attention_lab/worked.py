@@ -24,7 +24,8 @@ first appears at stage 3.  :data:`STAGE` gives each template's stage.  The lines
 order, for query row ``i`` (token ``T_i``) with keys ``j = 0..m-1``:
 
 0. ``receiver``: once; ``readable`` for every key ``j`` the row may read, else ``note``
-   ``masked_pos`` (its key is shown: it is still scored).
+   ``masked_pad`` for one of the last ``pad`` keys (the shapes lab's padding mask) or
+   ``masked_pos`` (the causal mask); its key is shown: it is still scored.
 1. ``head`` ``step1``; ``dot`` per key (masked ones too); ``raw_scores``.
 2. ``head`` ``step2``; ``scaled``; if ``d_k == 1`` also ``note`` ``no_scaling``.
 3. ``head`` ``step3``; ``add_mask``; then a ``note`` ``mask_hides`` for every masked key,
@@ -35,7 +36,8 @@ order, for query row ``i`` (token ``T_i``) with keys ``j = 0..m-1``:
 
 Placeholders:
 
-* ``{tok}`` a token (``我``), ``{row_tok}`` the query row's token;
+* ``{tok}`` a token (``我``; on a key's line the key side's, ``key_tokens``, which differ from the
+  query side's in cross-attention), ``{row_tok}`` the query row's token;
 * ``{i}``, ``{j}``: indices as plain digits; ``{qi}``, ``{kj}``, ``{vj}``, ``{oi}``:
   ``q``/``k``/``v``/``o`` followed by the index in Unicode subscript digits
   (``₀₁₂₃₄₅₆₇₈₉``), e.g. ``q₁``;
@@ -128,7 +130,6 @@ _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 #: belongs to.  The lab's step-through (render.js ``LINE_STAGE``) uses the same table.
 STAGE = {
     "receiver": 0, "readable": 0, "masked_pos": 0,
-    # A padded key (the shapes lab's pad): only attention.js writes it (its results know pad).
     "masked_pad": 0,
     "step1": 1, "dot": 1, "raw_scores": 1,
     "step2": 2, "scaled": 2, "no_scaling": 2,
@@ -227,21 +228,27 @@ def _fill(template: str, **values) -> str:
     return template
 
 
-def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]:
+def worked_steps(result: AttentionResult, row: int, tokens=TOKENS, key_tokens=None, pad: int = 0) -> list[dict]:
     """The five stages for query ``row`` of ``result``, as lines (see the module docstring).
 
-    ``result`` is what :func:`~attention_lab.core.attention` returns; ``row``
-    indexes its queries.  Each line is ``{"kind", "key", "stage", "text"}`` (plus ``"j"`` or
-    ``"c"``).  Raises ``ValueError`` for a row out of range.
+    ``result`` is what :func:`~attention_lab.core.attention` (or ``general_attention``) returns;
+    ``row`` indexes its queries.  ``tokens`` name the queries, ``key_tokens`` the keys (default:
+    ``tokens``, self-attention); ``pad``: the last ``pad`` keys are padding (as
+    ``general_attention(pad=...)``), so a masked one of them is told as ``masked_pad``, as
+    attention.js ``workedSteps`` does with its result's ``pad``.  Each line is
+    ``{"kind", "key", "stage", "text"}`` (plus ``"j"`` or ``"c"``).  Raises ``ValueError`` for a
+    row out of range.
     """
     n, m = result.S.shape
     if not 0 <= int(row) < n:
         raise ValueError(f"row must be in 0..{n - 1}; got {row!r}")
     i = int(row)
     t = templates()
+    keys = tokens if key_tokens is None else key_tokens
 
-    def tok(j: int) -> str:
-        return tokens[j] if j < len(tokens) else str(j)
+    def tok(j: int, names=None) -> str:
+        names = keys if names is None else names
+        return names[j] if j < len(names) else str(j)
 
     q = result.Q[i]
     raw = result.raw_scores[i]
@@ -252,7 +259,7 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
     O = result.O[i]
     readable = [not np.isneginf(S[j]) for j in range(m)]
     d_k = fmt(result.d_k)
-    common = {"i": i, "qi": "q" + subscript(i), "oi": "o" + subscript(i), "row_tok": tok(i), "d_k": d_k}
+    common = {"i": i, "qi": "q" + subscript(i), "oi": "o" + subscript(i), "row_tok": tok(i, tokens), "d_k": d_k}
 
     lines: list[dict] = []
 
@@ -264,14 +271,14 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
         lines.append(line)
 
     # Stage 0: the row's query and the keys (and values) it is scored against.
-    add("line", "receiver", tok=tok(i), q=vec(q), eq_q=_eq(q))
+    add("line", "receiver", tok=tok(i, tokens), q=vec(q), eq_q=_eq(q))
     for j in range(m):
         ctx = {"j": j, "tok": tok(j), "kj": "k" + subscript(j), "vj": "v" + subscript(j),
                "k": vec(result.K[j]), "eq_k": _eq(result.K[j])}
         if readable[j]:
             add("line", "readable", v=vec(result.V[j]), eq_v=_eq(result.V[j]), **ctx)
         else:
-            add("note", "masked_pos", **ctx)
+            add("note", "masked_pad" if j >= m - int(pad) else "masked_pos", **ctx)
 
     # Stage 1: q·k for every key, masked or not.
     add("head", "step1")
@@ -325,9 +332,9 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS) -> list[dict]
     return lines
 
 
-def worked_text(result: AttentionResult, row: int, tokens=TOKENS) -> str:
+def worked_text(result: AttentionResult, row: int, tokens=TOKENS, key_tokens=None, pad: int = 0) -> str:
     """:func:`worked_steps` as one string, one line per step line."""
-    return "\n".join(line["text"] for line in worked_steps(result, row, tokens))
+    return "\n".join(line["text"] for line in worked_steps(result, row, tokens, key_tokens, pad))
 
 
 def worked_stage(result: AttentionResult, row: int, stage: int, tokens=TOKENS, heads: bool = False) -> str:

@@ -4,9 +4,9 @@ the Python core (:func:`attention_lab.core.general_attention`).
 Many shapes (n, m 1..6; d_model, d_k, d_v 1..4), self and cross, causal (bottom-right aligned
 when n != m) and padded (the last ``pad`` keys).  Each vector: the input tables ``X``, ``Xs``
 (``None`` in self mode), ``Wq``, ``Wk``, ``Wv``, ``causal``, ``pad``, every result table
-``Q K V M S A O`` (``-inf`` as the string ``"-Infinity"``), ``raw_scores``, ``d_k``, and for
-unpadded self-attention Python's worked text for every row (:func:`attention_lab.worked.worked_text`,
-the same tokens).  Regenerated at test time (tests/test_shapes_node.py); run alone to look:
+``Q K V M S A O`` (``-inf`` as the string ``"-Infinity"``), ``raw_scores``, ``d_k``, and
+Python's worked text for every row (:func:`attention_lab.worked.worked_text`: ``TOKENS`` for the
+queries, ``SOURCE_TOKENS`` for the keys in cross mode, the padded keys' ``masked_pad`` lines).  Regenerated at test time (tests/test_shapes_node.py); run alone to look:
 
     python scripts/make_shape_vectors.py [out.json]      # default: stdout
 """
@@ -23,6 +23,7 @@ from attention_lab.worked import worked_text
 
 MASKED = "-Infinity"
 TOKENS = ("甲", "乙", "丙", "丁", "戊", "己")
+SOURCE_TOKENS = ("子", "丑", "寅", "卯", "辰", "巳")
 
 
 def _table(a) -> list:
@@ -67,13 +68,13 @@ def vector(c: dict) -> dict:
     v.update({name: _table(getattr(r, name)) for name in ("Q", "K", "V", "M", "S", "A", "O")})
     v["raw_scores"] = _table(r.raw_scores)
     v["d_k"] = r.d_k
-    if not c["cross"] and not c["pad"]:
-        v["worked"] = [worked_text(r, i, TOKENS) for i in range(c["n"])]
+    keys = SOURCE_TOKENS if c["cross"] else TOKENS
+    v["worked"] = [worked_text(r, i, TOKENS, keys, c["pad"]) for i in range(c["n"])]
     return v
 
 
 def document() -> dict:
-    return {"tokens": list(TOKENS), "vectors": [vector(c) for c in cases()]}
+    return {"tokens": list(TOKENS), "source_tokens": list(SOURCE_TOKENS), "vectors": [vector(c) for c in cases()]}
 
 
 if __name__ == "__main__":

@@ -8,13 +8,15 @@ attention_lab.core.general_attention; a shape change keeps the cells that remain
 from __future__ import annotations
 
 import math
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import numpy as np
 import pytest
 
 from attention_lab.plotting import format_value
-from attention_lab.shapes import EXAMPLES, compute, default_state, default_value, table_shape
+from attention_lab.web import strings
+from attention_lab.shapes import (EXAMPLES, compute, default_state, default_value, resized, table_shape, to_query,
+                                  walkthrough, worked)
 
 PAGE = "/book/shapes.html"
 RESULTS = ("Q", "K", "V", "S", "A", "O")
@@ -231,19 +233,147 @@ def test_an_inconsistent_link_is_refused_with_a_note_and_the_nearest_valid_state
     assert rec.console_errors == [] and rec.page_errors == []
 
 
-@pytest.mark.parametrize("width, height", [(1024, 768), (375, 812)])
-def test_six_by_six_fits_the_projector_and_scrolls_only_its_own_strip_on_a_phone(lab, width, height):
-    query = "?n=6&mode=cross&m=6&d_model=4&d_k=4&d_v=4&pad=1"
-    page = lab(query, width, height).page
-    sizes = page.evaluate("""() => ({page: document.documentElement.scrollWidth, view: innerWidth,
-        strip: document.querySelector('[data-shapes-lab] .al-sao').getBoundingClientRect().width,
-        cell: document.querySelector('[data-shapes-lab] td.al-cell').getBoundingClientRect().width,
-        font: parseFloat(getComputedStyle(document.querySelector('[data-shapes-lab] td.al-cell .al-v')).fontSize)})""")
-    assert sizes["page"] <= sizes["view"], sizes  # the page itself never scrolls sideways
-    assert sizes["font"] >= 12 and sizes["cell"] >= 40, sizes
-    if width == 1024:  # all of S, A and O in view without scrolling
-        fits = page.evaluate("() => { const s = document.querySelector('[data-shapes-lab] .al-sao'); return s.scrollWidth <= s.clientWidth + 1; }")
-        assert fits, sizes
+SIZES_JS = """async () => {
+  // shapes.js sizes the strip in the animation frame after a change: measure after two.
+  for (let k = 0; k < 2; k++) await new Promise(requestAnimationFrame);
+  const lab = document.querySelector('[data-shapes-lab]'), sao = lab.querySelector('.al-sao');
+  const px = (e) => parseFloat(getComputedStyle(e).fontSize);
+  const seen = (sel) => [...sao.querySelectorAll(sel)].filter(e => e.getClientRects().length && e.textContent.trim());
+  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const fig = (t) => box(sao.querySelector('figure[data-matrix-table="' + t + '"]'));
+  return {page: document.documentElement.scrollWidth, view: innerWidth, height: innerHeight,
+    strip: [sao.scrollWidth, sao.clientWidth], fit: lab.dataset.saoFit,
+    value: Math.min(...seen('td.al-cell .al-v').map(px)),
+    other: Math.min(...seen('caption, th.al-col, th.al-row, .al-legend-end, .al-m, .al-d').map(px)),
+    spill: seen('td.al-cell .al-v').filter(v => v.scrollWidth > v.closest('td').clientWidth + 1).length,
+    S: fig('S'), A: fig('A'), O: fig('O'),
+    controls: ['n', 'd_v', 'm'].map(k => lab.querySelector('[data-param="' + k + '"]'))
+      .filter(e => e.getClientRects().length).map(box)
+      .concat([box(lab.querySelector('input[data-param="mode"][value="cross"]'))])};
+}"""
+
+
+def sizes(page) -> dict:
+    return page.evaluate(SIZES_JS)
+
+
+@pytest.mark.parametrize("width, height, least", [(1024, 768, 24), (1024, 658, 24), (1920, 1080, 28), (375, 812, 14)])
+def test_six_by_six_is_legible_from_the_back_row_and_never_scrolls_sideways(lab, width, height, least):
+    """At 6 x 6 (cross, d = 4) the 16 columns of S, A and O do not share one line at a legible size
+    on a projector: the strip wraps (S, then A and O) and scrolls with the page instead of shrinking
+    its values to 13 px; on a phone the three stack.  Nothing scrolls sideways, no value leaves its cell."""
+    page = lab("?n=6&mode=cross&m=6&d_model=4&d_k=4&d_v=4&pad=1", width, height).page
+    got = sizes(page)
+    assert got["page"] <= got["view"] and got["strip"][0] <= got["strip"][1] + 1, got
+    assert got["value"] >= least and got["other"] >= (14 if width < 600 else 18), got
+    assert got["spill"] == 0, got
+    if width == 1920:  # a big screen: one line, S A O side by side, and room to spare for the controls
+        assert got["S"][1] == got["A"][1] == got["O"][1] and got["fit"] == "screen", got
+    else:  # wrapped: O under S, and the strip no longer sticks over the controls
+        assert got["O"][1] >= got["S"][3] and got["fit"] == "scroll", got
+
+
+@pytest.mark.parametrize("height", [768, 658])
+def test_the_teachers_walk_stays_on_one_projector_screen_at_a_legible_size(lab, height):
+    """Issue 20's 'done when' on a 1024 projector with the browser's bars (658) or full screen (768):
+    after each step S, A, O and the controls that make the next step are on screen without
+    scrolling, values >= 20 px and every other text of the strip >= 18 px."""
+    rec = lab("", 1024, height)
+    page = rec.page
+    steps = [lambda: set_number(page, "n", 3), lambda: set_number(page, "d_v", 3),
+             lambda: page.locator('[data-shapes-lab] input[data-param="mode"][value="cross"]').check(),
+             lambda: set_number(page, "m", 4)]
+    walk = walkthrough()  # m keeps its own value (the baseline's 2) until the teacher sets it
+    for step, state in zip(steps, [*walk[:2], resized(walk[1], mode="cross", m=2), walk[2]]):
+        step()
+        assert_equal_to_core(page, state)
+        got = sizes(page)
+        assert page.evaluate("() => scrollY") == 0
+        assert max(b[3] for b in [got["S"], got["A"], got["O"], *got["controls"]]) <= got["height"], got
+        assert got["value"] >= 20 and got["other"] >= 18 and got["page"] <= got["view"] and got["spill"] == 0, got
+    assert caption(page, "S") == "S 分数表 [3, 4]" and caption(page, "O") == "O 输出表 [3, 3]"
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
+def test_cross_mode_hides_the_causal_box_and_self_mode_brings_it_back_as_it_was(lab):
+    """The chapter: a causal mask in self-attention, none in cross-attention (the source is given
+    whole).  The causal box is the reader's and waits while cross mode hides it, on the site as in
+    Python (shapes.resized, compute) and in Jupyter (tests/test_shapes_lab.py, test_shapes_jupyter.py):
+    before, the site cleared it on entering cross mode and Jupyter kept it."""
+    rec = lab()
+    page = rec.page
+    box = page.locator('[data-shapes-lab] input[data-param="causal"]')
+    mode = lambda m: page.locator(f'[data-shapes-lab] input[data-param="mode"][value="{m}"]').check()  # noqa: E731
+    moves = [(lambda: set_number(page, "n", 3), {"n": 3, "m": 3}), (lambda: mode("cross"), {"mode": "cross", "m": 2}),
+             (lambda: set_number(page, "m", 4), {"m": 4}), (lambda: mode("self"), {"mode": "self"}),
+             (lambda: box.uncheck(), {"causal": False}), (lambda: mode("cross"), {"mode": "cross"}),
+             (lambda: mode("self"), {"mode": "self"})]
+    state = default_state()
+    for move, change in moves:
+        move()
+        state = resized(state, **change)
+        assert_equal_to_core(page, state)
+        got = page.evaluate("() => document.querySelector('[data-shapes-lab]').__attentionLab.state")
+        assert got["causal"] == state["causal"] and got["mode"] == state["mode"], (got, state)
+        assert box.is_visible() == (state["mode"] == "self")
+        notes = page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
+        assert ("交叉注意力不加因果掩码" in notes) == (state["mode"] == "cross"), notes
+        if state["mode"] == "self":
+            assert box.is_checked() == state["causal"]
+            # the triangle is there exactly when the box is checked
+            assert (compute(state).A[0, 1:] == 0).all() == state["causal"]
+    assert state["causal"] is False and rec.page_errors == []
+
+
+def test_the_worked_text_of_a_padded_cross_row_is_pythons(lab):
+    """The padded key's own line (masked_pad), the source tokens on the key lines: the site's worked
+    text is attention_lab.shapes.worked, line for line (the Jupyter lab draws with the same view)."""
+    state = resized(resized(default_state(), n=3, m=3), mode="cross", m=4, pad=2, d_v=3)
+    state["source_tokens"] = ["子", "丑", "寅", "卯"]
+    page = lab("?" + to_query(state)).page
+    for row in range(3):
+        page.locator(f'[data-shapes-lab] figure[data-matrix-table="S"] [data-lab-row-pick="{row}"]').click()
+        lines = page.locator("[data-shapes-lab] [data-lab-worked] p").all_inner_texts()
+        want = [line["text"] for line in worked(state, row)]
+        assert lines == want
+        assert sum("寅" in t and "填充掩码不许" in t for t in lines) == 1 and not any("因果掩码不许" in t for t in lines)
+
+
+def test_python_writes_the_sites_own_addresses(lab):
+    """attention_lab.shapes.to_query (the Jupyter lab's link) is shapes.js toQuery, character for
+    character, and the site opens it with no note, at the same state."""
+    rng = np.random.default_rng(7)
+    for mode in ("self", "cross", "cross", "self"):
+        state = random_state(rng, mode)
+        state["tokens"] = ["苹果", "a b", "x+y", "é", "发布了", "书"][:state["n"]]
+        state["source_tokens"] = ["源", "?&=", "%", "二", "三", "四"][:state["m"]]
+        state["causal"] = bool(rng.integers(2))  # cross mode too: the box, waiting
+        page = lab("?" + to_query(state)).page
+        notes = page.locator("[data-shapes-lab] [data-lab-notes]").inner_text().strip()
+        assert notes == (strings()["shapes"]["causal_cross"] if mode == "cross" else ""), notes
+        assert_equal_to_core(page, state)
+        js = page.evaluate("() => { const lab = document.querySelector('[data-shapes-lab]').__attentionLab;"
+                           " return [AttentionShapesLab.toQuery(lab.state), lab.state.tokens]; }")
+        assert js == [to_query(state), state["tokens"]]
+        # The same address as URLSearchParams writes it back (sphinx_highlight.js does, on load): %2C, +.
+        again = lab("?" + urlencode(parse_qsl(to_query(state)))).page
+        assert_equal_to_core(again, state)
+        assert again.evaluate("() => document.querySelector('[data-shapes-lab]').__attentionLab.state.tokens") == state["tokens"]
+
+
+def test_a_token_name_is_checked_with_a_note_and_names_the_rows(lab):
+    page = lab().page
+    token = page.locator('[data-shapes-lab] [data-input-table="X"] [data-token="tokens"][data-i="1"]')
+    token.fill("  苹果 ")
+    token.dispatch_event("change")
+    assert page.locator('[data-shapes-lab] figure[data-matrix-table="S"] [data-lab-row-pick="1"]').inner_text() == "苹果"
+    token = page.locator('[data-shapes-lab] [data-input-table="X"] [data-token="tokens"][data-i="1"]')
+    token.fill("   ")
+    token.dispatch_event("change")
+    notes = page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
+    assert "词元的名字不能是空的，已改回“爱”。" in notes, notes
+    assert page.locator('[data-shapes-lab] figure[data-matrix-table="A"] [data-lab-row-pick="1"]').inner_text() == "爱"
+    assert page.locator('[data-shapes-lab] [data-token="tokens"][data-i="1"]').input_value() == "爱"
 
 
 def test_print_lists_the_shapes_and_masks_beside_every_table(lab):

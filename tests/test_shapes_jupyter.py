@@ -29,15 +29,16 @@ KERNEL_STATE = """
 import gc, json
 from attention_lab.shapes_lab import ShapesLab
 _f11s = [o for o in gc.get_objects() if isinstance(o, ShapesLab)][-1]
-print(json.dumps({"state": _f11s.state, "result": {k: [[None if not __import__('math').isfinite(v) else v for v in r]
+print(json.dumps({"state": _f11s.state, "link": _f11s.link, "notes": _f11s.notes, "result": {k: [[None if not __import__('math').isfinite(v) else v for v in r]
       for r in getattr(_f11s.result, k).tolist()] for k in ("Q", "K", "V", "S", "A", "O")}}))
 """
 
 
 def core_of(state):
+    """The core for a state; its causal box applies in self mode only (the chapter's rule)."""
     t = state["tables"]
     return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], source=t["Xs"] if state["mode"] == "cross" else None,
-                             causal=state["causal"], pad=state["pad"])
+                             causal=state["causal"] and state["mode"] == "self", pad=state["pad"])
 
 
 def shown(page) -> dict:
@@ -113,4 +114,56 @@ def test_shapes_lab_in_jupyterlab_follows_n_and_a_typed_value_as_the_core_says(s
     assert "[3, 3]" in caption
     if SCREENSHOT:
         page.locator(".f11-shapes").screenshot(path=SCREENSHOT)
+    assert not page.page_errors, page.page_errors
+
+
+def test_shapes_lab_in_jupyterlab_names_tokens_gives_the_link_and_keeps_the_causal_box_for_self_mode(shapes_page):
+    """What the site's lab has, in JupyterLab: a token's name typed in X's row (checked, with a note
+    for an empty one), 复制链接 (the site's address of the same state, the kernel's lab.link), and
+    the causal box hidden in cross mode and back, as it was, in self mode."""
+    page = shapes_page
+    wait_until_kernel_and_view_agree(page)
+    pick = f'{LAB} figure[data-matrix-table="S"] [data-lab-row-pick="2"]'
+    box = page.locator(f".f11-shapes .f11-token-X-2 input")
+    box.fill("苹果")
+    box.press("Enter")
+    page.wait_for_function("(sel) => document.querySelector(sel)?.textContent === '苹果'", arg=pick)
+    box = page.locator(f".f11-shapes .f11-token-X-1 input")
+    box.fill("  ")
+    box.press("Enter")
+    page.wait_for_function("(sel) => document.querySelector(sel + ' [data-lab-notes]').textContent.includes('不能是空的')", arg=LAB)
+    k, _ = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["tokens"] == ["我", "爱", "苹果"] and k["notes"] == ["词元的名字不能是空的，已改回“爱”。"]
+    assert page.locator(".f11-shapes .f11-token-X-1 input").input_value() == "爱"
+
+    page.locator(".f11-shapes .f11-copy-link").click()
+    field = page.locator(".f11-shapes .f11-link input")
+    field.wait_for(state="visible")
+    page.wait_for_function("(el) => el.value.length > 0", arg=field.element_handle())
+    k, _ = wait_until_kernel_and_view_agree(page)
+    assert field.input_value() == k["link"] and "tok=%E6%88%91,%E7%88%B1,%E8%8B%B9%E6%9E%9C" in k["link"]
+
+    causal = page.locator(f".f11-shapes .{dom_class('causal')}")
+    toggle = page.locator(f".f11-shapes .{dom_class('mode')} button")
+    assert causal.is_visible() and k["state"]["causal"] is True
+    toggle.nth(1).click()  # cross
+    page.wait_for_function("() => document.querySelector('.f11-shapes').getAttribute('data-mode') === 'cross'")
+    k, want = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["mode"] == "cross" and not causal.is_visible()
+    assert not any(math.isinf(v) for key, v in want.items() if key[0] == "S")  # no causal triangle
+    toggle.nth(0).click()  # self again: the box as it was, the triangle back
+    page.wait_for_function("() => document.querySelector('.f11-shapes').getAttribute('data-mode') === 'self'")
+    k, want = wait_until_kernel_and_view_agree(page)
+    assert causal.is_visible() and causal.locator("input").is_checked() and k["state"]["causal"] is True
+    assert want[("S", 0, 1)] == -math.inf and want[("S", 1, 2)] == -math.inf
+    assert field.input_value() == k["link"]  # the link shown follows the state
+    # S, A and O sized for the window as on the site: nothing leaves its cell or the strip.
+    got = page.evaluate("""async (sel) => { for (let k = 0; k < 2; k++) await new Promise(requestAnimationFrame);
+        const lab = document.querySelector(sel), sao = lab.querySelector('.al-sao');
+        const v = [...sao.querySelectorAll('td.al-cell .al-v')];
+        return {value: Math.min(...v.map(e => parseFloat(getComputedStyle(e).fontSize))), strip: [sao.scrollWidth, sao.clientWidth],
+          spill: v.filter(e => e.scrollWidth > e.closest('td').clientWidth + 1).length, w: lab.style.getPropertyValue('--al-w')}; }""", LAB)
+    assert got["w"] and got["value"] >= 18 and got["strip"][0] <= got["strip"][1] + 1 and got["spill"] == 0, got
+    if SCREENSHOT:
+        page.locator(".f11-shapes").screenshot(path=SCREENSHOT.replace(".png", "-2.png"))
     assert not page.page_errors, page.page_errors

@@ -12,7 +12,8 @@ pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
 from attention_lab.core import general_attention  # noqa: E402
-from attention_lab.shapes import CELL_RANGES, EXAMPLES, LIMITS, compute  # noqa: E402
+from attention_lab.shapes import (CELL_RANGES, EXAMPLES, LIMITS, SITE_SHAPES_PAGE, compute, default_state,  # noqa: E402
+                                  link, resized, worked)
 from attention_lab.shapes_lab import MAX_SHAPE, ShapesLab  # noqa: E402
 
 
@@ -93,3 +94,68 @@ def test_the_site_gets_the_static_twin_and_jupyter_the_widget():
     bundle = ShapesLab("apple_tech")._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "data-shapes-lab" in bundle["text/html"] and "发布了" in bundle["text/html"]
+
+
+def test_the_causal_box_waits_in_cross_mode_and_comes_back_in_self_mode_as_on_the_site():
+    """The same moves as tests/test_shapes_browser.py's site test, against Python's shapes.resized:
+    the box stays as it was while cross mode ignores it (before, the site cleared it, Jupyter kept it)."""
+    lab = ShapesLab()
+    state = default_state()
+    moves = [("n", 3, {"n": 3, "m": 3}), ("mode", "cross", {"mode": "cross", "m": 2}), ("m", 4, {"m": 4}),
+             ("mode", "self", {"mode": "self"}), ("causal", False, {"causal": False}),
+             ("mode", "cross", {"mode": "cross"}), ("mode", "self", {"mode": "self"})]
+    for name, value, change in moves:
+        lab.controls[name].value = value
+        state = resized(state, **change)
+        assert lab.state["causal"] == state["causal"] and lab.state["mode"] == state["mode"]
+        assert_same(lab.result, compute(state))
+        assert_same(lab.result, expected(lab))
+    assert lab.controls["causal"].value is False
+
+
+def test_token_names_are_checked_with_a_note_and_reach_the_view():
+    lab = ShapesLab()
+    lab.controls["n"].value = 3
+    lab.token_boxes["tokens"][2].value = "  苹果 "
+    assert lab.token_boxes["tokens"][2].value == "苹果" and lab.state["tokens"] == ["我", "爱", "苹果"]
+    assert lab.view.tokens[2] == "苹果" and lab.notes == []
+    lab.token_boxes["tokens"][1].value = ""
+    assert lab.state["tokens"][1] == "爱" and lab.notes == ["词元的名字不能是空的，已改回“爱”。"]
+    lab.token_boxes["tokens"][1].value = "一二三四五六七八九"
+    assert lab.state["tokens"][1] == "一二三四五六七八" and "最多 8 个字" in lab.notes[0] and len(lab.notes) == 1
+    lab.token_boxes["source_tokens"][0].value = "a,b"
+    assert lab.view.source_tokens[0] == "a，b" and "英文逗号" in lab.notes[0]
+    lab.controls["X[0,0]"].value = 0.5  # the next move: the note has been read
+    assert lab.notes == []
+    lab.load("apple_tech")  # an example names the boxes too
+    assert [b.value for b in lab.token_boxes["tokens"][:3]] == ["苹果", "发布了", "电脑"]
+
+
+def test_the_link_is_the_sites_address_of_the_state_and_follows_it():
+    import re
+    from pathlib import Path
+
+    lab = ShapesLab("apple_food")
+    assert not lab.link_box.value and lab.link_box.layout.display == "none"
+    url = lab.show_link()
+    assert url == link(lab.state) == lab.link_box.value and lab.link_box.layout.display != "none"
+    assert url.startswith(SITE_SHAPES_PAGE + "?n=3&") and url.endswith("#shapes-lab")
+    lab.controls["d_v"].value = 3
+    assert lab.link_box.value == link(lab.state) != url and "d_v=3" in lab.link_box.value
+    assert ShapesLab(link_base="http://school.example/f11/book/shapes.html").show_link().startswith("http://school.example/")
+    # The page follows the book's repository (_config.yml repository.url, its GitHub Pages address).
+    config = (Path(__file__).resolve().parents[1] / "_config.yml").read_text(encoding="utf-8")
+    owner, name = re.search(r"url: https://github\.com/([^/\s]+)/([^/\s]+)", config).groups()
+    assert SITE_SHAPES_PAGE == f"https://{owner}.github.io/{name}/book/shapes.html"
+
+
+def test_the_worked_text_tells_a_padded_key_as_the_site_does():
+    lab = ShapesLab()
+    lab.controls["mode"].value = "cross"
+    lab.controls["m"].value = 3
+    lab.controls["pad"].value = 1
+    lines = lab.worked
+    assert [line["text"] for line in lines] == [line["text"] for line in worked(lab.state)]
+    pad = [line for line in lines if line["key"] == "masked_pad"]
+    assert len(pad) == 1 and pad[0]["j"] == 2 and "填充掩码不许" in pad[0]["text"]
+    assert not any(line["key"] == "masked_pos" for line in lines)

@@ -58,13 +58,18 @@ test("generalAttention equals the Python core for every shape, self and cross, c
   assert.ok(cross >= 10 && padded >= 10 && rectangularCausal >= 3, `${cross} cross, ${padded} padded, ${rectangularCausal} n≠m causal`);
 });
 
-test("the worked text of every row equals Python's for n x n tables", () => {
-  let rows = 0;
+test("the worked text of every row equals Python's, cross rows and padded keys included", () => {
+  let rows = 0, padLines = 0;
   for (const v of DOC.vectors.filter((v) => v.worked)) {
-    const r = core.generalAttention(v.X, v.Wq, v.Wk, v.Wv, null, v.causal, 0);
-    v.worked.forEach((text, i) => { assert.equal(core.workedText(r, i, STRINGS.worked, DOC.tokens), text); rows++; });
+    const r = core.generalAttention(v.X, v.Wq, v.Wk, v.Wv, v.Xs, v.causal, v.pad);
+    const keys = v.Xs ? DOC.source_tokens : DOC.tokens;
+    v.worked.forEach((text, i) => {
+      assert.equal(core.workedText(r, i, STRINGS.worked, DOC.tokens, keys), text, `row ${i} of ${JSON.stringify(v.X)}`);
+      padLines += text.split("\n").filter((l) => l.includes("填充掩码不许")).length;
+      rows++;
+    });
   }
-  assert.ok(rows >= 20);
+  assert.ok(rows >= 100 && padLines >= 20, `${rows} rows, ${padLines} padded-key lines`);
 });
 
 test("causal aligns bottom-right when n < m: the last query reads every key (a KV cache)", () => {

@@ -8,7 +8,10 @@
  * through set() -> update(): attention.js generalAttention, view.update, the address.
  *
  * A shape change keeps every cell that remains; new cells start from config.defaults (Python's
- * shapes.default_value), new tokens from config.default_tokens.  The address:
+ * shapes.default_value), new tokens from config.default_tokens.  state.causal is the reader's
+ * causal box, applied in self mode only: cross mode hides the box (the source is given whole) and
+ * going back to self brings it back as it was (Python's shapes.resized and compute, and the
+ * Jupyter lab's box, do the same).  The address:
  * ?n=3&d_model=2&d_k=2&d_v=3&mode=cross&m=4&causal=0&pad=1&X=..&Xs=..&Wq=..&Wk=..&Wv=..&row=0&tok=..&src=..
  * (tables row by row, comma lists); a link that does not fit (a shape out of range, a table with
  * the wrong count, pad >= m...) is refused part by part with a note, and the nearest valid state shown.
@@ -64,8 +67,23 @@
     out.source_tokens = names(s.source_tokens, out.m, config.default_source_tokens);
     out.pad = Math.min(out.pad, keysOf(out) - 1);
     out.row = Math.min(out.row, out.n - 1);
-    if (out.mode === "cross") out.causal = false;
     return out;
+  }
+
+  /** A token's name as typed: shapes.py coerce_token (control characters dropped, trimmed, an ASCII
+   *  comma, the address's separator, made "，", at most 8 characters, an empty name back to its
+   *  default), {value, note}. */
+  function coerceToken(raw, fallback, ss) {
+    var text = String(raw === null || raw === undefined ? "" : raw).replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
+    if (!text) return { value: fallback, note: fill(ss.token_empty, { value: fallback }) };
+    if (text.indexOf(",") >= 0) {
+      var fixed = coerceToken(text.split(",").join("，"), fallback, ss);
+      return { value: fixed.value, note: fixed.note || fill(ss.token_comma, { raw: text, value: fixed.value }) };
+    }
+    var chars = Array.from(text);
+    if (chars.length <= 8) return { value: text, note: null };
+    var value = chars.slice(0, 8).join(""), raw24 = chars.length > 24 ? chars.slice(0, 24).join("") + "…" : text;
+    return { value: value, note: fill(ss.token_long, { max: 8, raw: raw24, value: value }) };
   }
 
   function compute(s) {
@@ -82,7 +100,8 @@
     var parts = ["n=" + s.n];
     if (s.mode === "cross") parts.push("mode=cross", "m=" + s.m);
     parts.push("d_model=" + s.d_model, "d_k=" + s.d_k, "d_v=" + s.d_v);
-    if (s.mode === "self") parts.push("causal=" + (s.causal ? "1" : "0"));
+    // Cross mode: only a causal box left off is written (causal=1 there would read as a mask).
+    if (s.mode === "self" || !s.causal) parts.push("causal=" + (s.causal ? "1" : "0"));
     parts.push("pad=" + s.pad);
     TABLES.forEach(function (t) { if (t !== "Xs" || s.mode === "cross") parts.push(t + "=" + flat(s.tables[t])); });
     parts.push("row=" + s.row);
@@ -159,9 +178,15 @@
     });
     [["tok", "tokens", s.n], ["src", "source_tokens", s.m]].forEach(function (x) {
       if (!(x[0] in q) || (x[0] === "src" && s.mode === "self")) return;
-      var list = q[x[0]].split(",").map(function (t) { try { return decodeURIComponent(t); } catch (e) { return t; } });
+      // Decoded whole, then split: names hold no ASCII comma (coerceToken), so this also reads an
+      // address that a script re-encoded (sphinx_highlight.js rewrites it with URLSearchParams: %2C, +).
+      var list = text(x[0]).split(",");
       if (list.length !== x[2]) notes.push(fill(ss.link_tokens, { name: x[0], count: x[2], got: list.length }));
-      else s[x[1]] = list.map(function (t) { return t.trim().slice(0, 8) || "·"; });
+      else s[x[1]] = list.map(function (t, i) {
+        var c = coerceToken(t, config[x[0] === "tok" ? "default_tokens" : "default_source_tokens"][i], ss);
+        if (c.note) notes.push(c.note);
+        return c.value;
+      });
     });
     if ("row" in q) {
       var r = core.parseNumber(text("row"));
@@ -170,6 +195,82 @@
     }
     return { state: s, notes: notes.length ? [ss.link_note_head].concat(notes) : notes, found: true };
   }
+
+  // ---------------------------------------------------------------- S, A and O on the screen
+
+  /** How large S, A and O's cells are and how their strip wraps (S A O in one line; S A, then O;
+   *  S, A, O one under another), for a strip `width` px wide in a window `height` px tall; pure.
+   *  g: {width, height, n, m, dv, head (a row header's width in units of its font size), phone}.
+   *  A cell is w px wide; its value is w / 3.3 px (six characters, "−0.294", fill it), its other
+   *  texts (captions, headers, legends, marks) max(18 px, 0.62 of that; on a phone 14 px).
+   *  The largest w from STRIP.max down to STRIP.min at which every table fits the width and the
+   *  strip takes at most STRIP.share of the window's height wins (fits: true; the strip then
+   *  stays on screen, sticky, with the controls under it).  When no legible w fits the height
+   *  (6 x 6 on a projector), the fewest lines that the minimum allows, as large as those lines
+   *  allow up to STRIP.tall (fits: false: the strip scrolls with the page). */
+  var STRIP = { min: 66, max: 160, tall: 80, share: 0.55, phoneMin: 47, phoneMax: 80, gap: 13, gapY: 5 };
+  function arrange(g) {
+    var phone = !!g.phone, min = phone ? STRIP.phoneMin : STRIP.min, max = phone ? STRIP.phoneMax : STRIP.max;
+    function small(w) { return Math.max(phone ? 14 : 18, 0.62 * w / 3.3); }
+    function widths(w) {
+      var head = g.head * small(w) + 8, spacing = phone ? 1 : 3;  // shapes.css: the tables' border-spacing
+      return [g.m, g.m, g.dv].map(function (c) { return head + c * (w + spacing) + 6; });
+    }
+    function lines(w) {
+      var k = 0, used = 0;
+      widths(w).forEach(function (x) { if (!k || used + STRIP.gap + x > g.width) { k++; used = x; } else used += STRIP.gap + x; });
+      return k;
+    }
+    function fits(w) { return widths(w).every(function (x) { return x <= g.width; }); }
+    function tall(w) {
+      var t = small(w), cell = 1.05 * w / 3.3 + 1.15 * t + 8, k = lines(w);
+      return k * (g.n * cell + 3.6 * t + 14) + (k - 1) * STRIP.gapY;
+    }
+    for (var w = max; w >= min; w--) if (fits(w) && tall(w) <= STRIP.share * g.height) return { w: w, lines: lines(w), fits: true };
+    var k = lines(min);
+    for (w = Math.min(max, STRIP.tall); w > min; w--) if (fits(w) && lines(w) <= k) break;
+    return { w: w, lines: lines(w), fits: false };
+  }
+
+  /** Keeps one lab's strip arranged (arrange) for its shape, its width and the window's height:
+   *  sets --al-w (px), data-sao-fit ("screen" | "scroll") and data-sao-lines on the lab's root.
+   *  fit(n, m, dv, names) after every redraw costs nothing unless the shape, the row names or a
+   *  size changed; then it measures in the next animation frame (before that frame is drawn), so
+   *  a redraw never waits for a layout. */
+  function StripFitter(root) {
+    var self = this;
+    this.root = root;
+    this.key = null;
+    this.args = null;
+    this.frame = 0;
+    this.resized = function () { self.key = null; if (self.args) self.fit.apply(self, self.args); };
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(this.resized).observe(root);
+    window.addEventListener("resize", this.resized);
+  }
+  StripFitter.prototype.fit = function (n, m, dv, names) {
+    this.args = [n, m, dv, names];
+    var key = [n, m, dv, names, this.root.getAttribute("data-layout")].join("|");
+    if (key === this.key) return;
+    this.key = key;
+    var self = this;
+    if (!this.frame) this.frame = requestAnimationFrame(function () { self.frame = 0; self.measure(); });
+  };
+  StripFitter.prototype.measure = function () {
+    var root = this.root, sao = root.querySelector(".al-sao"), th = sao && sao.querySelector("th.al-row");
+    var a = this.args, width = sao ? sao.clientWidth : 0, height = window.innerHeight;
+    if (!th || !width) { this.key = null; return null; }
+    var size = [width, height].join("x");
+    if (size === this.size && this.sized === this.key) return null;  // a resize that changed nothing here
+    this.size = size;
+    this.sized = this.key;
+    var g = { width: width, height: height, n: a[0], m: a[1], dv: a[2], phone: root.getAttribute("data-layout") === "phone",
+      head: th.offsetWidth / (parseFloat(getComputedStyle(th).fontSize) || 16) };
+    var out = arrange(g);
+    root.style.setProperty("--al-w", out.w + "px");
+    root.setAttribute("data-sao-fit", out.fits ? "screen" : "scroll");
+    root.setAttribute("data-sao-lines", String(out.lines));
+    return out;
+  };
 
   // ---------------------------------------------------------------- the lab
 
@@ -291,7 +392,9 @@
     });
 
     this.view = render.mountView(root, { strings: str, core: core, controls: panel, sourceRoot: panel,
-      shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); } });
+      shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); },
+      onLayout: function () { if (self.fitter) self.fitter.resized(); } });
+    this.fitter = new StripFitter(root);
   }
 
   /** One input table as a <table>: cells [data-matrix=X][data-row][data-col][data-value] holding
@@ -356,7 +459,11 @@
   };
 
   ShapesLab.prototype.rename = function (list, i, text) {
-    this.state[list][i] = String(text).trim().slice(0, 8) || this.config.default_tokens[i];
+    var c = this.config, fallback = (list === "tokens" ? c.default_tokens : c.default_source_tokens)[i];
+    var t = coerceToken(text, fallback, c.strings.shapes || {});
+    this.notes = t.note ? [t.note] : [];
+    this.state[list][i] = t.value;
+    this.tableBoxes[list === "tokens" ? "X" : "Xs"].key = null;  // the box shows the name kept
     this.update();
   };
 
@@ -383,11 +490,9 @@
     this.inputs.pad.input.max = String(keysOf(s) - 1);
     this.inputs.m.wrap.hidden = s.mode !== "cross";
     this.modeInputs.forEach(function (r) { r.checked = r.value === s.mode; });
-    this.causal.box.checked = !!s.causal && s.mode === "self";
-    this.causal.box.disabled = s.mode === "cross";
-    this.causal.label.title = s.mode === "cross" ? ss.causal_cross : "";
+    this.causal.box.checked = !!s.causal;
+    this.causal.label.hidden = s.mode === "cross";  // kept as it is for self mode; the note says why
     TABLES.forEach(function (t) { self.drawTable(t); });
-    this.root.style.setProperty("--al-cols", String(2 * keysOf(s) + s.d_v));  // the S, A, O strip's columns
     var notes = this.notes.slice();
     var result;
     try {
@@ -408,6 +513,7 @@
     this.shown = { params: {}, result: result, row: s.row, tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null,
       Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv }, tokens: s.tokens, keyTokens: keyTokens, key: toQuery(s), notes: notes };
     this.view.update(this.shown);
+    this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens.join("\u0001"));
     this.syncUrl();
     return result;
   };
@@ -452,7 +558,8 @@
     }
   }
 
-  window.AttentionShapesLab = { start: start, startAll: startAll, fromQuery: fromQuery, toQuery: toQuery, fit: fit };
+  window.AttentionShapesLab = { start: start, startAll: startAll, fromQuery: fromQuery, toQuery: toQuery, fit: fit,
+    arrange: arrange, StripFitter: StripFitter, coerceToken: coerceToken };
   startAll();
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
 })();

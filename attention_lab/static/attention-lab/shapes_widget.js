@@ -1,7 +1,8 @@
 /* F11 shapes lab in Jupyter: the anywidget glue (shapes_widget.js).
  *
- * attention_lab.shapes_lab.ShapesLabView ships attention.js + render.js + this file as one ES
- * module, as widget.js does for the 2x2 lab.  The trait "controls" holds the ipywidgets models
+ * attention_lab.shapes_lab.ShapesLabView ships attention.js + render.js + shapes.js (for its
+ * StripFitter: S, A and O sized and wrapped as on the site) + jupyter_glue.js + this file as one
+ * ES module, as widget.js does for the 2x2 lab.  The trait "controls" holds the ipywidgets models
  * (sliders n, m, d_model, d_k, d_v, pad; the self/cross toggle; the causal box; one number box
  * per cell of X, Xs, Wq, Wk, Wv at the largest shape).  Every change is read here from those
  * models and drawn at once with attention.js generalAttention and render.js (no round trip);
@@ -27,7 +28,7 @@ function stateOf(value, tokens, sourceTokens, row) {
   SHAPES.forEach(function (k) { s[k] = Math.round(Number(value(k))); });
   s.mode = value("mode") === "cross" ? "cross" : "self";
   if (s.mode === "self") s.m = s.n;
-  s.causal = !!value("causal") && s.mode === "self";
+  s.causal = !!value("causal");  // the box: applied in self mode only (hidden in cross mode, kept)
   s.pad = Math.max(0, Math.min(Math.round(Number(value("pad"))), s.m - 1));
   s.tables = {};
   TABLES.forEach(function (t) {
@@ -67,7 +68,9 @@ async function renderShapes({ model, el }) {
     // Hovering a Q/K/V cell marks the number boxes it comes from (the controls carry dom_class names).
     findSources: sourcesIn(labBox),
     onRow: (i) => { model.set("row", i); model.save_changes(); redraw(); },
+    onLayout: () => fitter.resized(),
   });
+  const fitter = new window.AttentionShapesLab.StripFitter(container);
 
   // The shown shape: attributes on the lab's box hide the cells outside it; titles carry the shape.
   let shownKey = null;
@@ -107,11 +110,10 @@ async function renderShapes({ model, el }) {
   function redraw() {
     const s = stateOf(value, model.get("tokens") || [], model.get("source_tokens") || [], model.get("row") || 0);
     showShape(s);
-    container.style.setProperty("--al-cols", String(2 * s.m + s.d_v));
     let result;
     try {
       const t = s.tables;
-      result = core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null, s.causal, s.pad);
+      result = core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null, s.mode === "self" && s.causal, s.pad);
     } catch (e) {
       const error = (ss.error || "{message}").split("{message}").join(e.message);
       if (shown) view.update(Object.assign({}, shown, { notes: [error].concat(notes(s)) }));
@@ -121,6 +123,7 @@ async function renderShapes({ model, el }) {
       tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null, Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv },
       tokens: s.tokens, keyTokens: s.mode === "cross" ? s.source_tokens : s.tokens,
       key: JSON.stringify(s), notes: notes(s) });
+    fitter.fit(s.n, s.m, s.d_v, s.tokens.join("\u0001"));
   }
 
   // The examples are ipywidgets Buttons (the kernel sets the same values after): set here on the
