@@ -3,8 +3,9 @@
 The worked arithmetic (:func:`attention_lab.worked.fmt`, 10 decimals) and the cells and
 colour bars of the figures (:func:`attention_lab.plotting.format_value`, 3 decimals, as the
 lab's tables) both call :func:`format_number`; only the number of decimals differs.  The
-JavaScript twin mirrors it in ``static/attention-lab/attention.js`` (``fmt`` and
-``formatValue``), and the node and browser tests compare the two texts.
+JavaScript twin is one function too, ``formatValue`` in ``static/attention-lab/attention.js``
+(its worked text's ``fmt`` is ``formatValue(x, 10)``), and the node and browser tests compare
+the two texts.
 
 Pure text: no numpy needed, nothing imported from the rest of the package.
 """

@@ -166,3 +166,27 @@ def test_number_text_rounds_exact_ties_to_even_as_python_does():
         f"console.log(JSON.stringify({json.dumps(cases)}.map(([x, d]) => c.pyFixed(x, d))));"))
     want = [f"{x:.{d}f}" for x, d in cases]
     assert [c for c, g, w in zip(cases, got, want) if g != w] == []
+
+
+def test_one_number_text_in_both_languages_for_cells_and_worked_text():
+    """JS formatValue (a cell: 3 decimals; the worked text's fmt: 10) writes every number as
+    attention_lab.formatting.format_number does: signs, trailing zeros, −0, ±∞ and NaN."""
+    import random
+
+    from attention_lab.formatting import format_number
+
+    rng = random.Random(11)
+    xs = [0.0, -0.0, 10.0, -20.0, 0.5, -1e-12, 1 / 3, -2 / 3, 123.4567, 6.6976154929, -0.0004]
+    xs += [rng.uniform(-700, 700) for _ in range(200)] + [rng.randrange(-80, 81) * 0.05 for _ in range(100)]
+    cases = [(x, d) for x in xs for d in (0, 3, 10)]
+    special = ["-Infinity", "Infinity", "NaN"]
+    got = json.loads(node_eval(
+        'const c = require("./attention_lab/static/attention-lab/attention.js");'
+        f"const cases = {json.dumps(cases)}.concat({json.dumps(special)}.map(s => [Number(s), 3]));"
+        "console.log(JSON.stringify({cells: cases.map(([x, d]) => c.formatValue(x, d)),"
+        " worked: cases.map(([x]) => c.fmt(x))}));"))
+    floats = [x for x, _ in cases] + [float(s.lower().replace("infinity", "inf")) for s in special]
+    digits = [d for _, d in cases] + [3, 3, 3]
+    assert got["cells"] == [format_number(x, d) for x, d in zip(floats, digits)]
+    assert got["worked"] == [format_number(x) for x in floats]
+    assert got["cells"][-3:] == ["−∞", "+∞", "NaN"]

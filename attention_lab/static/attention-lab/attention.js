@@ -221,15 +221,18 @@
     return s;
   }
 
-  /** Cell text, as attention_lab.plotting.format_value: "−∞" for masked, trimmed decimals. */
+  /** How the book writes a number, the one formatter (attention_lab.formatting.format_number):
+   *  rounded to `digits` decimals (3, a table cell, by default; the worked text's fmt: 10), trailing
+   *  zeros dropped, "−" (U+2212) for minus, "−∞"/"+∞", "NaN". */
   function formatValue(value, digits) {
     if (digits === undefined) digits = 3;
+    if (value !== value) return "NaN";
     if (value === -Infinity) return "−∞";
     if (value === Infinity) return "+∞";
     var text = pyFixed(value, digits);
     if (text.indexOf(".") >= 0) text = text.replace(/0+$/, "").replace(/\.$/, "");
-    if (text === "-0" || text === "") text = "0";
-    return text.replace(/-/g, "−");
+    if (text === "-0" || text === "") return "0";
+    return text.charAt(0) === "-" ? "−" + text.slice(1) : text;
   }
 
   /** Typed characters read as their ASCII twins (as attention_lab.params._TYPED): full-width
@@ -430,14 +433,7 @@
   // As attention_lab.worked (read its docstring: the rules there are the contract).
 
   /** A number as the worked text shows it: 10 decimals, trailing zeros dropped, "−∞" when masked. */
-  function fmt(x) {
-    if (x !== x) return "NaN";
-    if (x === -Infinity) return "−∞";
-    if (x === Infinity) return "+∞";
-    var text = pyFixed(x, 10).replace(/0+$/, "").replace(/\.$/, "");
-    if (text === "-0" || text === "") return "0";
-    return text.charAt(0) === "-" ? "−" + text.slice(1) : text;  // the chapter's minus sign, U+2212
-  }
+  function fmt(x) { return formatValue(x, 10); }
 
   function factor(x) {
     var text = fmt(x);
