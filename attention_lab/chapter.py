@@ -9,11 +9,10 @@ recomputes come from the same definitions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .core import BASELINE, AttentionResult, attention, baseline, scaled_dot_product_attention
+from .core import (BASELINE, AttentionResult, SoftmaxSteps, attention, baseline, scaled_dot_product_attention,
+                   softmax_steps)  # noqa: F401  (SoftmaxSteps, softmax_steps: part of this module's API)
 
 __all__ = [
     "CROSS_EXAMPLE",
@@ -63,38 +62,6 @@ del _ct
 
 #: The matrix-product reminder (F07): the row ``[1, 2]`` times this table is ``[13, 16]``.
 MATMUL_EXAMPLE = {"row": (1.0, 2.0), "table": ((3.0, 4.0), (5.0, 6.0))}
-
-
-@dataclass(frozen=True, eq=False)  # eq would compare arrays (ambiguous truth)
-class SoftmaxSteps:
-    """The softmax of one row of scores, step by step (fields in the chapter's order).
-
-    ``scores`` the row itself; ``shifted`` the row minus its maximum; ``exps`` the
-    exponentials (0 where a score is ``-inf``); ``total`` their sum; ``shares``
-    ``exps / total``.
-    """
-
-    scores: np.ndarray
-    shifted: np.ndarray
-    exps: np.ndarray
-    total: float
-    shares: np.ndarray
-
-
-def softmax_steps(scores) -> SoftmaxSteps:
-    """Spell out softmax on a 1-D row of scores, as the chapter does by hand.
-
-    >>> steps = softmax_steps([0.0, 0.0])
-    >>> steps.shares.tolist()
-    [0.5, 0.5]
-    """
-    scores = np.asarray(scores, dtype=float)
-    if scores.ndim != 1:
-        raise ValueError(f"softmax_steps takes one row of scores; got shape {scores.shape}")
-    shifted = scores - np.max(scores)
-    exps = np.exp(shifted)
-    total = float(np.sum(exps))
-    return SoftmaxSteps(scores=scores, shifted=shifted, exps=exps, total=total, shares=exps / total)
 
 
 def compare_tables(before: AttentionResult, after: AttentionResult,

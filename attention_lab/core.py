@@ -33,6 +33,8 @@ __all__ = [
     "general_attention",
     "padding_mask",
     "scaled_dot_product_attention",
+    "SoftmaxSteps",
+    "softmax_steps",
     "softmax",
 ]
 
@@ -284,6 +286,38 @@ def softmax(scores, axis: int = -1) -> np.ndarray:
         )
     exps = np.exp(scores - row_max)
     return exps / np.sum(exps, axis=axis, keepdims=True)
+
+
+@dataclass(frozen=True, eq=False)  # eq would compare arrays (ambiguous truth)
+class SoftmaxSteps:
+    """The softmax of one row of scores, step by step (fields in the chapter's order).
+
+    ``scores`` the row itself; ``shifted`` the row minus its maximum; ``exps`` the
+    exponentials (0 where a score is ``-inf``); ``total`` their sum; ``shares``
+    ``exps / total``.
+    """
+
+    scores: np.ndarray
+    shifted: np.ndarray
+    exps: np.ndarray
+    total: float
+    shares: np.ndarray
+
+
+def softmax_steps(scores) -> SoftmaxSteps:
+    """Spell out softmax on a 1-D row of scores, as the chapter does by hand.
+
+    >>> steps = softmax_steps([0.0, 0.0])
+    >>> steps.shares.tolist()
+    [0.5, 0.5]
+    """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 1:
+        raise AttentionInputError("shape", f"softmax_steps takes one row of scores; got shape {scores.shape}")
+    shares = softmax(scores)  # refuses NaN, +inf and a row with nothing to read
+    shifted = scores - np.max(scores)
+    exps = np.exp(shifted)
+    return SoftmaxSteps(scores=scores, shifted=shifted, exps=exps, total=float(np.sum(exps)), shares=shares)
 
 
 def _check_scores(scores) -> np.ndarray:

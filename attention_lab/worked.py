@@ -118,7 +118,7 @@ from importlib import resources
 
 import numpy as np
 
-from .core import TOKENS, AttentionResult
+from .core import TOKENS, AttentionResult, softmax_steps
 from .formatting import WORKED_DIGITS, format_number
 
 __all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "worked_stage",
@@ -306,12 +306,8 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS, key_tokens=No
 
     # Stage 4: softmax along the readable keys.
     add("head", "step4")
-    top = max(float(S[j]) for j in range(m) if readable[j]) if any(readable) else 0.0
-    shifted = [float(S[j]) - top if readable[j] else -math.inf for j in range(m)]
-    exps = [math.exp(s) if readable[j] else 0.0 for j, s in enumerate(shifted)]
-    total = 0.0
-    for e in exps:
-        total += e
+    steps = softmax_steps([float(S[j]) if readable[j] else -math.inf for j in range(m)])  # core's, one place
+    shifted, exps, total = steps.shifted.tolist(), steps.exps.tolist(), steps.total
     add("line", "sub_max", vec=vec(shifted))
     add("line", "exp", vec=vec(exps))
     add("line", "exp_sum", value=fmt(total))
