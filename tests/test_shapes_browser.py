@@ -273,6 +273,23 @@ def test_six_by_six_is_legible_from_the_back_row_and_never_scrolls_sideways(lab,
         assert got["O"][1] >= got["S"][3] and got["fit"] == "scroll", got
 
 
+def test_the_strip_is_sized_again_when_the_window_changes(lab):
+    """A projector plugged in, a window made smaller, a phone turned: the same sizes as a page
+    opened at that size (the strip's width is followed by a ResizeObserver, the height by resize)."""
+    query = "?n=6&mode=cross&m=6&d_model=4&d_k=4&d_v=4&pad=1"
+    page = lab(query, 1920, 1080).page
+    fresh = {}
+    for width, height in ((1024, 768), (375, 812), (1920, 1080)):
+        other = lab(query, width, height).page
+        fresh[width] = sizes(other)
+        other.context.close()
+    for width, height in ((1024, 768), (375, 812), (1920, 1080)):
+        page.set_viewport_size({"width": width, "height": height})
+        got = sizes(page)
+        assert (got["value"], got["fit"], got["S"][1] == got["O"][1]) == \
+            (fresh[width]["value"], fresh[width]["fit"], fresh[width]["S"][1] == fresh[width]["O"][1]), (width, got)
+
+
 @pytest.mark.parametrize("height", [768, 658])
 def test_the_teachers_walk_stays_on_one_projector_screen_at_a_legible_size(lab, height):
     """Issue 20's 'done when' on a 1024 projector with the browser's bars (658) or full screen (768):

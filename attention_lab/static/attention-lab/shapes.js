@@ -234,38 +234,64 @@
 
   /** Keeps one lab's strip arranged (arrange) for its shape, its width and the window's height:
    *  sets --al-w (px), data-sao-fit ("screen" | "scroll") and data-sao-lines on the lab's root.
-   *  fit(n, m, dv, names) after every redraw costs nothing unless the shape, the row names or a
-   *  size changed; then it measures in the next animation frame (before that frame is drawn), so
-   *  a redraw never waits for a layout. */
+   *  fit(n, m, dv, names) after every redraw reads nothing from the page: the strip's width is
+   *  kept from a ResizeObserver (read once at the start), a row header's width (in units of its
+   *  font) only when the widest row name changes (a rename, an example), so a shape change is
+   *  sized in the same task and drawn with one layout.  A
+   *  size change (the strip's width, the window, the layout) refits in the next animation frame. */
   function StripFitter(root) {
     var self = this;
     this.root = root;
+    this.sao = null;
+    this.width = 0;
+    this.names = null;
     this.key = null;
     this.args = null;
     this.frame = 0;
-    this.resized = function () { self.key = null; if (self.args) self.fit.apply(self, self.args); };
-    if (typeof ResizeObserver !== "undefined") new ResizeObserver(this.resized).observe(root);
+    this.resized = function () {
+      if (self.frame || !self.args) return;
+      self.frame = requestAnimationFrame(function () { self.frame = 0; self.fit.apply(self, self.args); });
+    };
+    this.observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(function (entries) {
+      var w = entries[entries.length - 1].contentRect.width;
+      if (Math.abs(w - self.width) > 0.5) { self.width = w; self.resized(); }
+    });
     window.addEventListener("resize", this.resized);
+  }
+  /** The row name that makes the widest header (a CJK character counts 1, anything else 0.6). */
+  function widest(names) {
+    var best = "", most = -1;
+    (names || []).forEach(function (t) {
+      var w = 0;
+      Array.from(String(t)).forEach(function (c) { w += c.charCodeAt(0) > 0x2e7f ? 1 : 0.6; });
+      if (w > most) { most = w; best = String(t); }
+    });
+    return best;
   }
   StripFitter.prototype.fit = function (n, m, dv, names) {
     this.args = [n, m, dv, names];
-    var key = [n, m, dv, names, this.root.getAttribute("data-layout")].join("|");
-    if (key === this.key) return;
+    var root = this.root, sao = root.querySelector(".al-sao");
+    if (!sao) return null;
+    if (sao !== this.sao) {
+      this.sao = sao;
+      this.width = 0;
+      if (this.observer) this.observer.observe(sao);
+    }
+    if (!this.width) this.width = sao.clientWidth;  // once; then the observer's
+    var layout = root.getAttribute("data-layout");
+    names = widest(names);
+    if (names !== this.names || layout !== this.layout) {  // other row headers, or restyled
+      var th = sao.querySelector("th.al-row");
+      if (!th || !this.width) return null;
+      this.head = th.offsetWidth / (parseFloat(getComputedStyle(th).fontSize) || 16);
+      this.names = names;
+      this.layout = layout;
+    }
+    var key = [n, m, dv, this.width, window.innerHeight, this.head, layout].join("|");
+    if (key === this.key) return null;
     this.key = key;
-    var self = this;
-    if (!this.frame) this.frame = requestAnimationFrame(function () { self.frame = 0; self.measure(); });
-  };
-  StripFitter.prototype.measure = function () {
-    var root = this.root, sao = root.querySelector(".al-sao"), th = sao && sao.querySelector("th.al-row");
-    var a = this.args, width = sao ? sao.clientWidth : 0, height = window.innerHeight;
-    if (!th || !width) { this.key = null; return null; }
-    var size = [width, height].join("x");
-    if (size === this.size && this.sized === this.key) return null;  // a resize that changed nothing here
-    this.size = size;
-    this.sized = this.key;
-    var g = { width: width, height: height, n: a[0], m: a[1], dv: a[2], phone: root.getAttribute("data-layout") === "phone",
-      head: th.offsetWidth / (parseFloat(getComputedStyle(th).fontSize) || 16) };
-    var out = arrange(g);
+    var out = arrange({ width: this.width, height: window.innerHeight, n: n, m: m, dv: dv, head: this.head,
+      phone: layout === "phone" });
     root.style.setProperty("--al-w", out.w + "px");
     root.setAttribute("data-sao-fit", out.fits ? "screen" : "scroll");
     root.setAttribute("data-sao-lines", String(out.lines));
@@ -513,7 +539,7 @@
     this.shown = { params: {}, result: result, row: s.row, tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null,
       Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv }, tokens: s.tokens, keyTokens: keyTokens, key: toQuery(s), notes: notes };
     this.view.update(this.shown);
-    this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens.join("\u0001"));
+    this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens);
     this.syncUrl();
     return result;
   };

@@ -123,7 +123,7 @@ async function renderShapes({ model, el }) {
       tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null, Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv },
       tokens: s.tokens, keyTokens: s.mode === "cross" ? s.source_tokens : s.tokens,
       key: JSON.stringify(s), notes: notes(s) });
-    fitter.fit(s.n, s.m, s.d_v, s.tokens.join("\u0001"));
+    fitter.fit(s.n, s.m, s.d_v, s.tokens);
   }
 
   // The examples are ipywidgets Buttons (the kernel sets the same values after): set here on the
