@@ -241,7 +241,7 @@ SIZES_JS = """async () => {
   const seen = (sel) => [...sao.querySelectorAll(sel)].filter(e => e.getClientRects().length && e.textContent.trim());
   const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   const fig = (t) => box(sao.querySelector('figure[data-matrix-table="' + t + '"]'));
-  return {page: document.documentElement.scrollWidth, view: innerWidth, height: innerHeight,
+  return {page: document.documentElement.scrollWidth, view: innerWidth, height: innerHeight, w: lab.style.getPropertyValue('--al-w'),
     strip: [sao.scrollWidth, sao.clientWidth], fit: lab.dataset.saoFit,
     value: Math.min(...seen('td.al-cell .al-v').map(px)),
     other: Math.min(...seen('caption, th.al-col, th.al-row, .al-legend-end, .al-m, .al-d').map(px)),
@@ -285,6 +285,9 @@ def test_the_strip_is_sized_again_when_the_window_changes(lab):
         other.context.close()
     for width, height in ((1024, 768), (375, 812), (1920, 1080)):
         page.set_viewport_size({"width": width, "height": height})
+        # the refit comes in the frame after the browser's resize observation: wait for it to settle
+        page.wait_for_function("(w) => document.querySelector('[data-shapes-lab]').style.getPropertyValue('--al-w') === w",
+                               arg=fresh[width]["w"], timeout=5000)
         got = sizes(page)
         assert (got["value"], got["fit"], got["S"][1] == got["O"][1]) == \
             (fresh[width]["value"], fresh[width]["fit"], fresh[width]["S"][1] == fresh[width]["O"][1]), (width, got)
