@@ -442,15 +442,24 @@
 
   function vec(xs) { return "[" + xs.map(fmt).join(", ") + "]"; }
 
-  /** True when fmt(x) stands for x up to float noise (worked.py's EXACT_TOL). */
+  /** x as its text at `digits` decimals (default: the worked text's 10) shows it, back as a number. */
+  function shownAs(x, digits) {
+    return x === Infinity || x === -Infinity ? x : parseFloat(formatValue(x, digits === undefined ? 10 : digits).replace("−", "-"));
+  }
+  /** True when x's text (10 decimals, or `digits`) stands for x up to float noise (worked.py's EXACT_TOL). */
   var EXACT_TOL = 1e-12;
-  function exact(x) {
+  function exact(x, digits) {
     if (x === Infinity || x === -Infinity) return true;
     if (x !== x) return false;
-    return Math.abs(parseFloat(fmt(x).replace("−", "-")) - x) <= EXACT_TOL * Math.max(1, Math.abs(x));
+    return Math.abs(shownAs(x, digits) - x) <= EXACT_TOL * Math.max(1, Math.abs(x));
+  }
+  /** The chapter's "=" rule for an explanation at `digits` decimals: "=" only when `fromShown` (the
+   *  result worked from the shown numbers) is the shown x and x itself is not rounded; else "≈". */
+  function eqShown(fromShown, x, digits) {
+    return exact(x, digits) && Math.abs(fromShown - shownAs(x, digits)) <= EXACT_TOL * Math.max(1, Math.abs(x)) ? "=" : "≈";
   }
 
-  function eqSign(xs) { return xs.every(exact) ? "=" : "≈"; }
+  function eqSign(xs) { return xs.every(function (x) { return exact(x); }) ? "=" : "≈"; }
 
   /** A shown decimal (fmt's text) as an exact scaled integer {n: BigInt, s: decimals}, as worked.shown. */
   function shown(x) {
@@ -637,6 +646,8 @@
     toQuery: toQuery,
     fromQuery: fromQuery,
     fmt: fmt,
+    shownAs: shownAs,
+    eqShown: eqShown,
     factor: factor,
     vec: vec,
     exact: exact,

@@ -546,14 +546,10 @@
     }
 
     function factor(x) { var t = format(x); return t.charAt(0) === "−" ? "(" + t + ")" : t; }
-    /** A number as the tables show it (3 decimals at most), back as a number. */
-    function shownNum(x) { return x === -Infinity ? x : parseFloat(format(x).replace("−", "-")); }
-    /** The chapter's rule: "=" only when the shown numbers give the shown result exactly
-     *  (and that result is not itself rounded); otherwise "≈". */
-    function eqSign(fromShown, x) {
-      var tol = 1e-12 * Math.max(1, Math.abs(x));
-      return Math.abs(shownNum(x) - x) <= tol && Math.abs(fromShown - shownNum(x)) <= tol ? "=" : "≈";
-    }
+    /** A number as the tables show it (3 decimals at most), back as a number; the chapter's "="
+     *  rule at the tables' decimals (attention.js, the one place: eqShown). */
+    function shownNum(x) { return core.shownAs(x, 3); }
+    function eqSign(fromShown, x) { return core.eqShown(fromShown, x, 3); }
     function dotShown(a, b) { return a.reduce(function (t, v, p) { return t + shownNum(v) * shownNum(b[p]); }, 0); }
 
     /** The explanation of one cell, with the numbers the tables show. */
