@@ -234,9 +234,9 @@ def test_an_inconsistent_link_is_refused_with_a_note_and_the_nearest_valid_state
 
 
 SIZES_JS = """async () => {
-  // shapes.js sizes the strip in the animation frame after a change: measure after two.
-  for (let k = 0; k < 2; k++) await new Promise(requestAnimationFrame);
+  // A size or layout change is refitted in an animation frame: measure once none is pending.
   const lab = document.querySelector('[data-shapes-lab]'), sao = lab.querySelector('.al-sao');
+  for (let k = 0; k < 60 && (k < 2 || lab.__attentionLab.fitter.frame); k++) await new Promise(requestAnimationFrame);
   const px = (e) => parseFloat(getComputedStyle(e).fontSize);
   const seen = (sel) => [...sao.querySelectorAll(sel)].filter(e => e.getClientRects().length && e.textContent.trim());
   const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
