@@ -351,12 +351,25 @@ def test_random_keyboard_moves_in_jupyterlab_equal_the_core_in_view_and_kernel(l
     assert not page.page_errors
 
 
+def grab_handle(page, name: str):
+    """``name``'s handle and track boxes, once the notebook has stopped moving them (a late
+    re-render or scroll would put the mouse on another slider) and the handle is what is there."""
+    page.locator(f".f11-lab .{dom_class(name)}").scroll_into_view_if_needed()
+    page.wait_for_function("""(sel) => {
+        const h = document.querySelector(sel), b = h && h.getBoundingClientRect(), key = b && [b.x, b.y].join();
+        const here = b && document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+        const still = key === window.__f11Grab; window.__f11Grab = key;
+        return still && here && h.contains(here);
+    }""", arg=f".f11-lab .{dom_class(name)} .noUi-handle", polling=100)
+    handle = page.locator(f".f11-lab .{dom_class(name)} .noUi-handle").bounding_box()
+    track = page.locator(f".f11-lab .{dom_class(name)} .noUi-base").bounding_box()
+    return handle, track
+
+
 def drag_slider(page, name: str, *fractions: float) -> None:
     """Press the mouse on ``name``'s handle, move it (without stopping) to each fraction of its
     track in turn (below 0 or above 1: past an end), and let go."""
-    page.locator(f".f11-lab .{dom_class(name)}").scroll_into_view_if_needed()
-    handle = page.locator(f".f11-lab .{dom_class(name)} .noUi-handle").bounding_box()
-    track = page.locator(f".f11-lab .{dom_class(name)} .noUi-base").bounding_box()
+    handle, track = grab_handle(page, name)
     y = handle["y"] + handle["height"] / 2
     page.mouse.move(handle["x"] + handle["width"] / 2, y)
     page.mouse.down()
@@ -406,18 +419,30 @@ def test_a_mouse_drag_over_a_slow_link_ends_where_the_mouse_let_go(slow_page):
     assert kernel_state(page)["params"] == params
 
 
-def test_the_view_redraws_while_the_kernel_is_busy(lab_page):
-    """No round trip for what is shown: with the kernel busy for 4 s, a slider step still redraws
-    S, A, O at once (the browser computes them); the kernel catches up afterwards."""
+def test_the_view_redraws_while_the_kernel_is_busy(lab_page, tmp_path):
+    """No round trip for what is shown: with the kernel busy (until the test lets it go, at most
+    30 s), a slider step still redraws S, A, O at once (the browser computes them); the kernel
+    catches up afterwards."""
     page = lab_page
     reset(page)
-    page.evaluate("""() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
-                     .requestExecute({code: 'import time; time.sleep(4)', silent: true})""")
-    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'busy'")
+    started, release, ended = (tmp_path / name for name in ("started", "release", "ended"))
+    # The kernel's own status can read "idle" meanwhile (a control-channel reply), so the busy spell
+    # says where it is in files: started, then waiting for the test's release, then ended.
+    busy = (f"import os, time, pathlib\npathlib.Path({str(started)!r}).write_text('1')\nt = time.time()\n"
+            f"while not os.path.exists({str(release)!r}) and time.time() - t < 30:\n    time.sleep(0.05)\n"
+            f"pathlib.Path({str(ended)!r}).write_text('1')")
+    page.evaluate("""(code) => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+                     .requestExecute({code, silent: true})""", busy)
+    for _ in range(200):
+        if started.exists():
+            break
+        page.wait_for_timeout(50)
+    assert started.exists(), "the kernel never started the busy spell"
     press_on_slider(page, "Wq[1,0]", "ArrowRight")
     params = {**default_params(), "Wq[1,0]": default_params()["Wq[1,0]"] + range_of("Wq[1,0]").step}
     wait_for_core(page, params)
-    assert page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status") == "busy"
+    assert not ended.exists(), "the view waited for the kernel"  # shown while the kernel was still busy
+    release.write_text("go")
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
                            timeout=20_000)
     # The slider's message waited behind the sleep; it is handled next (the kernel may go idle
@@ -601,9 +626,7 @@ def test_a_drag_marks_what_the_whole_drag_changed_once_let_go(lab_page):
     flicker; once let go, O[爱,第0格] is marked with the change of the whole drag, as on the site."""
     page = lab_page
     before = reset(page)
-    page.locator(f".f11-lab .{dom_class('Wv[0,0]')}").scroll_into_view_if_needed()
-    handle = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-handle").bounding_box()
-    track = page.locator(f".f11-lab .{dom_class('Wv[0,0]')} .noUi-base").bounding_box()
+    handle, track = grab_handle(page, "Wv[0,0]")
     y = handle["y"] + handle["height"] / 2
     page.mouse.move(handle["x"] + handle["width"] / 2, y)
     page.mouse.down()
