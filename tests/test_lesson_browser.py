@@ -89,6 +89,26 @@ MARKS = """r => Object.fromEntries([...r.querySelectorAll("td[data-changed]")].m
   td => [td.dataset.matrix + td.dataset.row + td.dataset.col, td.querySelector(".al-d").textContent]))"""
 
 
+@pytest.mark.parametrize("width, height", [(1920, 1080), (1920, 990)])
+def test_a_big_screen_grows_the_controls_text_for_the_back_row_too(new_page, site_url, width, height):
+    """At 1920 wide the slider labels, number boxes, buttons and the explanation are >= 18 px on
+    screen (font size times the column's zoom), and a drag still lands where the mouse lets go."""
+    twin = open_lab(new_page, site_url, width, height)
+    sizes = twin.root.evaluate("""r => [...r.querySelectorAll('.al-main :is(.al-label, .al-number, .al-button, .al-explain, legend)')]
+        .filter(e => e.getClientRects().length)
+        .map(e => [e.className + ' ' + e.textContent.trim().slice(0, 8), parseFloat(getComputedStyle(e).fontSize) * e.currentCSSZoom])""")
+    assert len(sizes) > 40 and min(v for _, v in sizes) >= 18, [s for s in sizes if s[1] < 18]
+    slider = twin.control("Wv[0,0]").bounding_box()
+    page = twin.page
+    page.mouse.move(slider["x"] + 2, slider["y"] + slider["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(slider["x"] + slider["width"] + 30, slider["y"] + slider["height"] / 2, steps=8)
+    page.mouse.up()
+    params = {**default_params(), "Wv[0,0]": float(twin.control("Wv[0,0]").get_attribute("max"))}
+    assert twin.params() == params
+    assert_cells_equal_python(twin.cells(), params, "a drag to the end of a zoomed slider")
+
+
 def test_a_mouse_drag_marks_the_change_since_the_drag_began_once_let_go(new_page, site_url):
     twin = open_lab(new_page, site_url, 1024, 658)
     page, box = twin.page, twin.control("Wv[0,0]").bounding_box()
