@@ -191,14 +191,37 @@ def test_a_legal_value_at_a_range_end_gets_no_note(new_page, site_url):
 
 def test_copy_link_then_a_change_takes_the_old_link_away_and_nothing_moves(new_page, site_url):
     twin = open_lab(new_page, site_url, 1024, 658)
-    before = boxes(twin, "button, td[data-matrix], input[data-param]")
+    before = boxes(twin, "button:not(.al-link-close), td[data-matrix], input[data-param]")
     twin.root.locator('button[data-lab-action="copy_link"]').click()
     box = twin.root.locator(".al-linkbox")
     assert box.is_visible() and "Wq=" in twin.root.locator("[data-lab-link]").input_value()
-    assert boxes(twin, "button, td[data-matrix], input[data-param]") == before  # it lies over, moves nothing
+    assert boxes(twin, "button:not(.al-link-close), td[data-matrix], input[data-param]") == before  # lies over, moves nothing
     twin.control("Wv[1,1]").focus()
     twin.page.keyboard.press("ArrowRight")
     assert not box.is_visible()  # its link was of the state before
+
+
+@pytest.mark.parametrize("width, height, zoom", [(1024, 658, 1.0), (1024, 768, 1.25), (1920, 1080, 1.0), (360, 640, 1.0)])
+def test_the_copied_link_never_hides_the_class_buttons_and_goes_with_esc_x_or_a_press_elsewhere(
+        new_page, site_url, width, height, zoom):
+    twin = open_lab(new_page, site_url, width, height, zoom)
+    page, copy = twin.page, twin.root.locator('button[data-lab-action="copy_link"]')
+    box = twin.root.locator(".al-linkbox")
+    copy.scroll_into_view_if_needed()
+    copy.click()
+    assert box.is_visible()
+    for action in ("step", "back", "predict", "reveal", "copy_link", "reset"):
+        under = twin.root.locator(f'button[data-lab-action="{action}"]').evaluate("""b => { const r = b.getBoundingClientRect();
+            const at = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); return !!at && b.contains(at); }""")
+        assert under, f"the link box hides {action}"
+    page.keyboard.press("Escape")  # the focus is in the box (its field, selected) or on the button
+    assert not box.is_visible()
+    copy.click()
+    box.locator(".al-link-close").click()
+    assert not box.is_visible()
+    copy.click()
+    twin.root.locator('button[data-lab-action="step"]').click()  # a press elsewhere: the box goes, 逐步 works
+    assert not box.is_visible() and twin.root.get_attribute("data-step") == "1"
 
 
 def test_no_slider_track_moves_while_dragging_to_the_extreme_values(new_page, site_url):

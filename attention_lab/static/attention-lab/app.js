@@ -153,12 +153,22 @@
     linkBox.hidden = true;
     var linkLabel = el("label", { "for": linkId }, tw.link_manual || "");
     var linkField = el("input", { type: "text", id: linkId, readonly: "", "class": "al-link", "data-lab-link": "" });
+    var linkClose = el("button", { type: "button", "class": "al-link-close", "aria-label": tw.link_close || "×" }, "×");
     linkBox.appendChild(linkLabel);
     linkBox.appendChild(linkField);
+    linkBox.appendChild(linkClose);
     actions.appendChild(linkBox);
     panel.appendChild(actions);
     copyBtn.addEventListener("click", function () { self.copyLink(linkBox, linkLabel, linkField); });
     this._link = { box: linkBox, query: null };
+    // The box lies over the controls above the buttons (never over 逐步/先预测 under them); it goes
+    // with ×, Esc, a press anywhere else, or the next change (update()).
+    var closeLink = function () { linkBox.hidden = true; document.removeEventListener("pointerdown", outside, true); };
+    var outside = function (e) { if (!linkBox.contains(e.target) && e.target !== copyBtn) closeLink(); };
+    this._link.opened = function () { document.addEventListener("pointerdown", outside, true); };
+    linkClose.addEventListener("click", function () { closeLink(); copyBtn.focus(); });
+    linkBox.addEventListener("keydown", function (e) { if (e.key === "Escape") { e.preventDefault(); closeLink(); copyBtn.focus(); } });
+    copyBtn.addEventListener("keydown", function (e) { if (e.key === "Escape" && !linkBox.hidden) { e.preventDefault(); closeLink(); } });
 
     // ---------------------------------------------------------------- the view
     this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core });
@@ -362,6 +372,7 @@
     try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// */ }
     field.value = url;
     box.hidden = false;
+    if (this._link && this._link.opened) this._link.opened();
     if (this._link) this._link.query = core.toQuery(this.state.params, this.state.row);
     label.textContent = tw.link_manual || "";
     var done = function () { label.textContent = tw.link_copied || ""; };
