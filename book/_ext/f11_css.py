@@ -16,27 +16,30 @@ After the build (called from ``f11_pages.finish_pages``) this module:
 * **joins** the stylesheets every page links in the same order (``@import`` inlined,
   ``url()`` rebased) into one file, :data:`BUNDLE`, and removes the parts from the site.
 
-**Why by hand, not a library** (``scripts/bench_css.py``, 2026-12-01, these pages, gzip):
+**Why by hand, not a library** (``scripts/bench_css.py``, 2026-12-01, the built pages, gzip;
+phone: bench_site's slow phone, median of 3, load average 3-5):
 
-=====================  ==============  ==============  ==============  =================
-                       this module     no purge        lightningcss    PurgeCSS + lcss
-=====================  ==============  ==============  ==============  =================
-theme CSS              124.7 KB, 1     406.1 KB, 7     378.6 KB, 1     113.7 KB, 1 file
-gzip                   22.8 KB         62.8 KB         56.2 KB         20.6 KB
-boxes styled otherwise 0               (reference)     0               0
-in the build           1.6 s, Python   --              Node.js         3.5 s, Node.js
-=====================  ==============  ==============  ==============  =================
+========================  =============  =============  =============  =================
+                          this module    no purge       lightningcss   PurgeCSS + lcss
+========================  =============  =============  =============  =================
+theme CSS, files          124.7 KB, 1    406.1 KB, 7    378.6 KB, 1    113.7 KB, 1
+gzip                      22.8 KB        62.8 KB        56.2 KB        20.6 KB
+chapter: phone FCP        940 ms         1080 ms        1052 ms        1052 ms
+boxes styled otherwise    0              (reference)    0              0
+made in                   0.2 s, Python  --             Node.js        0.4 s, Node.js
+========================  =============  =============  =============  =================
 
 Not purging sends 40 KB more of render-blocking CSS (gzip) in seven files; lightningcss
 bundles and minifies but removes only the names it is told are unused (its ``unused_symbols``
-would need the list this module makes) and does not rebase ``url()`` from the files it
-inlines.  PurgeCSS does this module's job and cuts 2 KB more (gzip; about 10 ms on a slow
-phone's 1.6 Mbit/s), but it is a Node.js program: the build is Python only (Node comes with
-the tests), and it still needs this module's list of classes Bootstrap's script adds
-(:data:`BOOTSTRAP_RUNTIME`, its safelist), the page scan for the parts and the rewriting of
-every page's ``<link>``.  The test is the same for any of them (the cut must style every
-element as the theme's files do); it compares computed styles (about a minute here) instead
-of screenshots (2-4 minutes).  Minifying this file with lightningcss saves 1.3 KB (gzip).
+would need the list this module makes) and does not rebase ``url()`` in the files it
+inlines.  PurgeCSS does this module's job and cuts 2 KB more (gzip; about 10 ms at a slow
+phone's 1.6 Mbit/s, less than the noise of the FCP row), but it is a Node.js program: the
+build is Python only (Node comes with the tests), and it still needs this module's list of
+classes Bootstrap's script adds (:data:`BOOTSTRAP_RUNTIME`, as its safelist), the scan for
+the parts and the rewriting of every page's ``<link>``.  The test is the same whichever cuts
+(the cut must style every element as the theme's files do); comparing computed styles it
+takes 25-45 s here (load average 4-11), whole-page screenshots took 108-145 s.  Minifying this file
+with lightningcss would save 1.3 KB (gzip).
 
 The originals, the list of parts and the selectors left out are kept beside the site, in
 ``<outdir>/../css-reference/`` (not published), so ``tests/test_site_css.py`` can open every
