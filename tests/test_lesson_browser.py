@@ -341,6 +341,28 @@ def test_a_touch_drag_on_d_k_keeps_the_page_still_and_shows_its_notes_once_let_g
     assert abs(slider.bounding_box()["y"] - box["y"]) <= 2  # still under the finger
 
 
+@pytest.mark.parametrize("width, height", [(360, 640), (375, 812)])
+def test_phone_change_marks_and_usual_values_keep_s_a_o_inside_the_screen(new_page, site_url, width, height):
+    """After the changes of a lesson (Wq[1,0] = −2.75, Wv[0,0] = −20, X[1,1] = −3) the S/A/O strip needs
+    no sideways swipe: a mark is its arrow (the amount stays in the text), A's and O's rows are named
+    by S's row buttons beside them; the cells still equal the core."""
+    twin = Twin(new_page(width=width, height=height, has_touch=True, is_mobile=True), site_url + LAB_PAGE)
+    params = default_params()
+    for name, value in (("Wq[1,0]", -2.75), ("Wv[0,0]", -20.0), ("X[1,1]", -3.0)):
+        box = twin.root.locator(f'input[data-param-text="{name}"]')
+        box.fill(str(value))
+        box.press("Enter")
+        params[name] = value
+        strip = twin.root.locator(".al-sao").evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert strip[0] <= strip[1], (name, strip)
+    assert_cells_equal_python(twin.cells(), params, "three changes on a phone")
+    marks = twin.root.locator("td[data-changed] .al-d").evaluate_all(
+        "ds => ds.map(d => [d.textContent, d.getBoundingClientRect().width <= d.parentElement.getBoundingClientRect().width])")
+    assert marks and all(text[:1] in "▲▼" and fits for text, fits in marks), marks
+    rows = twin.root.locator('[data-matrix-table="O"] th.al-row').all_text_contents()
+    assert rows == list(STRINGS["tokens"]), rows  # still there for screen readers
+
+
 PHONE_PROBE = """root => {
   const small = [], taps = [], over = [];
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);

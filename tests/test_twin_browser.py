@@ -518,6 +518,8 @@ def test_phone_keeps_a_and_o_in_view_while_any_control_is(chapter):
     n = controls.count()
     for k in range(n):
         control = controls.nth(k)
+        if not control.is_visible():  # the copied link's close button, while there is no link box
+            continue
         control.evaluate("e => e.scrollIntoView({block: 'end'})")  # just in view, at the bottom
         top = control.evaluate(BOX)[1]
         assert 0 <= top < 812

@@ -403,7 +403,14 @@
       if (shown.changed !== changed) { shown.changed = changed; toggle(td, "data-changed", changed); }
       if (shown.pending !== pending) { shown.pending = pending; toggle(td, "data-pending", pending); }
       if (shown.text !== text) cell.value.textContent = shown.text = text;
-      if (shown.delta !== deltaText) cell.delta.textContent = shown.delta = deltaText;
+      if (shown.delta !== deltaText) {
+        // The arrow and the amount apart: a phone shows the arrow only (lab.css), so a mark never
+        // widens a cell there (the strip of S, A, O would grow past the screen).
+        var arrow = /^[▲▼]/.test(deltaText);
+        shown.delta = deltaText;
+        cell.delta.textContent = arrow ? deltaText.charAt(0) : deltaText;
+        if (arrow) cell.delta.appendChild(el("span", { "class": "al-dn" }, deltaText.slice(1)));
+      }
       if (shown.mark !== mark) cell.mark.textContent = shown.mark = mark;
       if (shown.bg !== bg) td.style.backgroundColor = shown.bg = bg;
       if (shown.fg !== fg) td.style.color = shown.fg = fg;
