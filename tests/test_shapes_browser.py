@@ -315,6 +315,114 @@ def test_the_teachers_walk_stays_on_one_projector_screen_at_a_legible_size(lab, 
     assert rec.console_errors == [] and rec.page_errors == []
 
 
+ON_SCREEN_JS = """async () => {
+  // Boxes (viewport top, bottom) of the tables, the class's buttons and the stage's lines, once
+  // no refit frame is pending.
+  const lab = document.querySelector('[data-shapes-lab]'), sao = lab.querySelector('.al-sao');
+  for (let k = 0; k < 60 && (k < 2 || lab.__attentionLab.fitter.frame); k++) await new Promise(requestAnimationFrame);
+  const box = (e) => { if (!e || !e.getClientRects().length) return null; const r = e.getBoundingClientRect(); return [r.top, r.bottom]; };
+  const results = lab.querySelector('.al-results');
+  return {height: innerHeight, top: parseFloat(getComputedStyle(results).top), scrollY: scrollY, fit: lab.dataset.saoFit,
+    value: Math.min(...[...sao.querySelectorAll('td.al-cell .al-v')].map(v => parseFloat(getComputedStyle(v).fontSize))),
+    tables: ['S', 'A', 'O'].map(t => box(sao.querySelector('figure[data-matrix-table="' + t + '"]'))),
+    buttons: ['[data-lab-action=step]', '[data-lab-action=predict]', '[data-lab-action=copy_link]',
+              '[data-lab-example=apple_food]', '[data-lab-example=apple_tech]'].map(s => box(lab.querySelector(s))),
+    back: box(lab.querySelector('[data-lab-action=back]')),
+    lines: box(lab.querySelector('[data-lab-stage-lines]')),
+    appleRow: ['S', 'A', 'O'].map(t => box(sao.querySelector('td.al-cell[data-matrix="' + t + '"][data-row="0"]'))),
+    link: box(lab.querySelector('.al-linkbox'))};
+}"""
+
+
+def on_screen(box, got) -> bool:
+    return box is not None and box[0] >= 0 and box[1] <= got["height"] + 0.5
+
+
+@pytest.mark.parametrize("height", [768, 658])
+def test_step_through_at_six_by_six_shows_the_tables_with_the_step_buttons_and_the_stage_lines(lab, height):
+    """Issue 20's review: at 6 x 6 (cross, d = 4) on a projector the strip is taller than the screen
+    and scrolls with the page; 逐步 used to be under all the controls (y 1703) and scrolled the tables
+    off the screen.  Now the step buttons are over the tables on load, and through every stage S, A,
+    O, the buttons and the stage's lines share the screen (the strip shrinks for the step-through, as
+    on a phone, and comes back after Esc)."""
+    rec = lab("?n=6&m=6&d_model=4&d_k=4&d_v=4&mode=cross", 1024, height)
+    page = rec.page
+    got = page.evaluate(ON_SCREEN_JS)
+    assert got["fit"] == "scroll" and got["value"] >= 24 and on_screen(got["buttons"][0], got), got
+    before = got["value"]
+    for stage in range(1, 6):
+        page.locator("[data-shapes-lab] [data-lab-action=step]").click()
+        got = page.evaluate(ON_SCREEN_JS)
+        assert page.get_attribute("[data-shapes-lab]", "data-step") == str(stage)
+        assert all(on_screen(b, got) for b in got["tables"]), (stage, got)
+        assert on_screen(got["buttons"][0], got) and on_screen(got["back"], got) and on_screen(got["lines"], got), (stage, got)
+        assert got["value"] >= 14 and got["fit"] == "screen", (stage, got)
+    page.keyboard.press("Escape")
+    got = page.evaluate(ON_SCREEN_JS)
+    assert got["fit"] == "scroll" and got["value"] == before, got
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
+@pytest.mark.parametrize("height", [768, 658])
+@pytest.mark.parametrize("query, example, least", [
+    ("?n=3", None, 28), ("?n=3&d_v=3", None, 24), ("?n=3&m=4&d_v=3&mode=cross", None, 20),
+    ("", "apple_food", 24), ("", "apple_tech", 24)])
+def test_the_class_buttons_are_on_the_first_screen_with_the_tables(lab, height, query, example, least):
+    """Issue 20's review: at 1024 x 768 the 逐步 / 先预测 / 复制链接 row was below the fold.  For the
+    issue's 'done when' shapes and the 苹果 examples, at full screen and with the browser's bars
+    (658): S, A, O, the step and predict buttons, the examples and 复制链接 on the first screen, the
+    results sticky, values as large as the width allows (one line: n = 3 at the 2x2 lab's 28 px)."""
+    rec = lab(query, 1024, height)
+    page = rec.page
+    if example:
+        page.locator(f"[data-shapes-lab] [data-lab-example={example}]").click()
+        assert_equal_to_core(page, EXAMPLES[example])
+    got = page.evaluate(ON_SCREEN_JS)
+    assert got["scrollY"] == 0 and got["fit"] == "screen", got
+    assert all(on_screen(b, got) for b in got["tables"] + got["buttons"]), got
+    assert got["value"] >= least, got
+    page.locator("[data-shapes-lab] [data-lab-action=step]").click()  # stepping keeps them all on screen too
+    got = page.evaluate(ON_SCREEN_JS)
+    assert all(on_screen(b, got) for b in got["tables"]) and on_screen(got["lines"], got), got
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
+@pytest.mark.parametrize("width, height", [(375, 812), (360, 640)])
+def test_a_tapped_example_on_a_phone_brings_its_tables_into_view(new_page, site_url, width, height):
+    """Issue 20's review: on a phone the tables were 551-1017 px above the tapped 苹果发布了电脑 and
+    the student saw only the button turn blue.  Tapped with the page scrolled to the controls, the
+    page now shows the strip under the sticky bar, with the 苹果 row of S, A and O on screen."""
+    rec = new_page(width=width, height=height, has_touch=True, is_mobile=True)
+    page = rec.page
+    page.goto(site_url + PAGE)
+    page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
+    for key in ("apple_tech", "apple_food"):
+        button = page.locator(f"[data-shapes-lab] [data-lab-example={key}]")
+        page.evaluate("() => window.scrollTo(0, document.querySelector('[data-param=d_model]').getBoundingClientRect().top + scrollY)")
+        button.scroll_into_view_if_needed()
+        button.tap()
+        assert_equal_to_core(page, EXAMPLES[key])
+        got = page.evaluate(ON_SCREEN_JS)
+        assert all(b is not None and b[0] >= got["top"] - 1 and b[1] <= got["height"] for b in got["appleRow"]), (key, got)
+        assert got["tables"][0][0] >= got["top"] - 1, (key, got)  # S's caption under the sticky bar
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
+def test_the_copied_link_lies_over_the_tables_and_goes_with_the_next_change(lab):
+    """复制链接's box opened off the screen; now under the buttons, over the tables (moving nothing),
+    and it goes on the next change (it never shows an old state's address)."""
+    rec = lab("?n=3", 1024, 768)
+    page = rec.page
+    before = page.evaluate(ON_SCREEN_JS)
+    page.locator("[data-shapes-lab] [data-lab-action=copy_link]").click()
+    got = page.evaluate(ON_SCREEN_JS)
+    assert on_screen(got["link"], got) and got["tables"] == before["tables"], got
+    assert "n=3" in page.locator("[data-shapes-lab] [data-lab-link]").input_value()
+    set_number(page, "d_v", 3)
+    assert page.evaluate(ON_SCREEN_JS)["link"] is None
+    assert rec.console_errors == [] and rec.page_errors == []
+
+
 def test_cross_mode_hides_the_causal_box_and_self_mode_brings_it_back_as_it_was(lab):
     """The chapter: a causal mask in self-attention, none in cross-attention (the source is given
     whole).  The causal box is the reader's and waits while cross mode hides it, on the site as in

@@ -199,18 +199,22 @@
   // ---------------------------------------------------------------- S, A and O on the screen
 
   /** How large S, A and O's cells are and how their strip wraps (S A O in one line; S A, then O;
-   *  S, A, O one under another), for a strip `width` px wide in a window `height` px tall; pure.
-   *  g: {width, height, n, m, dv, head (a row header's width in units of its font size), phone}.
+   *  S, A, O one under another), for a strip `width` px wide with `room` px of the window's height
+   *  for it; pure.  g: {width, room, n, m, dv, head (a row header's width in units of its font
+   *  size), phone, step}.
    *  A cell is w px wide; its value is w / 3.3 px (six characters, "−0.294", fill it), its other
    *  texts (captions, headers, legends, marks) max(18 px, 0.62 of that; on a phone 14 px).
    *  The largest w from STRIP.max down to STRIP.min at which every table fits the width and the
-   *  strip takes at most STRIP.share of the window's height wins (fits: true; the strip then
-   *  stays on screen, sticky, with the controls under it).  When no legible w fits the height
-   *  (6 x 6 on a projector), the fewest lines that the minimum allows, as large as those lines
-   *  allow up to STRIP.tall (fits: false: the strip scrolls with the page). */
-  var STRIP = { min: 66, max: 160, tall: 80, share: 0.55, phoneMin: 47, phoneMax: 80, gap: 13, gapY: 5 };
+   *  strip fits the room wins (fits: true; the results then stay on screen, sticky, with the
+   *  controls under them).  When no legible w fits (6 x 6 on a projector), the fewest lines that
+   *  the minimum allows, as large as those lines allow up to STRIP.tall (fits: false: the strip
+   *  scrolls with the page).  Stepping through (step: true) the tables, their buttons and the
+   *  stage's lines must share the screen: then w may go down to STRIP.stepMin (values 14 px, as
+   *  on a phone) before the strip gives up and scrolls. */
+  var STRIP = { min: 66, max: 160, tall: 80, stepMin: 47, phoneMin: 47, phoneMax: 80, gap: 13, gapY: 5 };
   function arrange(g) {
-    var phone = !!g.phone, min = phone ? STRIP.phoneMin : STRIP.min, max = phone ? STRIP.phoneMax : STRIP.max;
+    var phone = !!g.phone, max = phone ? STRIP.phoneMax : STRIP.max;
+    var min = phone ? STRIP.phoneMin : g.step ? STRIP.stepMin : STRIP.min;
     function small(w) { return Math.max(phone ? 14 : 18, 0.62 * w / 3.3); }
     function widths(w) {
       var head = g.head * small(w) + 8, spacing = phone ? 1 : 3;  // shapes.css: the tables' border-spacing
@@ -226,7 +230,8 @@
       var t = small(w), cell = 1.05 * w / 3.3 + 1.15 * t + 8, k = lines(w);
       return k * (g.n * cell + 3.6 * t + 14) + (k - 1) * STRIP.gapY;
     }
-    for (var w = max; w >= min; w--) if (fits(w) && tall(w) <= STRIP.share * g.height) return { w: w, lines: lines(w), fits: true };
+    for (var w = max; w >= min; w--) if (fits(w) && tall(w) <= g.room) return { w: w, lines: lines(w), fits: true };
+    min = phone ? STRIP.phoneMin : STRIP.min;
     var k = lines(min);
     for (w = Math.min(max, STRIP.tall); w > min; w--) if (fits(w) && lines(w) <= k) break;
     return { w: w, lines: lines(w), fits: false };
@@ -234,11 +239,18 @@
 
   /** Keeps one lab's strip arranged (arrange) for its shape, its width and the window's height:
    *  sets --al-w (px), data-sao-fit ("screen" | "scroll") and data-sao-lines on the lab's root.
-   *  fit(n, m, dv, names) after every redraw reads nothing from the page: the strip's width is
-   *  kept from a ResizeObserver (read once at the start), a row header's width (in units of its
-   *  font) only when the widest row name changes (a rename, an example), so a shape change is
-   *  sized in the same task and drawn with one layout.  A
-   *  size change (the strip's width, the window, the layout) refits in the next animation frame. */
+   *  The room for the strip is the window's height less the sticky top, the rest of the results
+   *  (the buttons, the explanation, the notes; stepping through, the stage's lines instead of the
+   *  explanation) and, when not stepping, STRIP_CONTROLS of the window for the controls under them.
+   *  fit(n, m, dv, names) after every redraw reads nothing from the page unless something around
+   *  the strip changed: the strip's width is kept from a ResizeObserver (read once at the start), a
+   *  row header's width (in units of its font) only when the widest row name changes (a rename, an
+   *  example), the rest of the results only when the notes, the step, the layout or the window
+   *  change, so a shape change is sized in the same task and drawn with one layout.  A size change
+   *  (the strip's width, the window, the layout) refits in the next animation frame; entering or
+   *  leaving the step-through (the view's data-step) at once, and then the results are brought
+   *  into view whole if they fit. */
+  var STRIP_CONTROLS = 0.25;
   function StripFitter(root) {
     var self = this;
     this.root = root;
@@ -246,6 +258,7 @@
     this.width = 0;
     this.names = null;
     this.key = null;
+    this.around = null;
     this.args = null;
     this.frame = 0;
     this.resized = function () {
@@ -257,7 +270,20 @@
       if (Math.abs(w - self.width) > 0.5) { self.width = w; self.resized(); }
     });
     window.addEventListener("resize", this.resized);
+    if (typeof MutationObserver !== "undefined") new MutationObserver(function () {
+      if (!self.args) return;
+      self.fit.apply(self, self.args);
+      if (self.stepping) self.show();
+    }).observe(root, { attributes: true, attributeFilter: ["data-step"] });
   }
+  /** The results whole on the screen (after the step-through starts), when they fit there. */
+  StripFitter.prototype.show = function () {
+    var results = this.root.querySelector(".al-results");
+    if (!results || this.root.getAttribute("data-sao-fit") !== "screen") return;
+    var r = results.getBoundingClientRect(), top = parseFloat(getComputedStyle(results).top) || 0;
+    // (Chromium's scrollIntoView leaves a sticky box where it is: the window is scrolled by hand.)
+    if (r.top < top - 1 || r.bottom > window.innerHeight + 1) window.scrollBy({ top: r.top - top, behavior: "instant" });
+  };
   /** The row name that makes the widest header (a CJK character counts 1, anything else 0.6). */
   function widest(names) {
     var best = "", most = -1;
@@ -287,11 +313,32 @@
       this.names = names;
       this.layout = layout;
     }
-    var key = [n, m, dv, this.width, window.innerHeight, this.head, layout].join("|");
+    var step = root.getAttribute("data-step");
+    this.stepping = !!step && step !== "0";
+    var results = sao.parentNode, notes = root.querySelector("[data-lab-notes]"), lines = root.querySelector("[data-lab-stage-lines]");
+    if (this.stepping && lines) {  // the stage lines' box as tall as the tallest stage's: no table moves between stages
+      var most = 0, per = {}, worked = root.querySelectorAll("[data-lab-worked] > [data-stage]:not(.al-worked-head)");
+      for (var k = 0; k < worked.length; k++) {
+        var st = worked[k].getAttribute("data-stage");
+        per[st] = (per[st] || 0) + 1;
+        if (per[st] > most) most = per[st];
+      }
+      var mh = most * 1.45 + "em";
+      if (lines.style.minHeight !== mh) lines.style.minHeight = mh;
+    }
+    var around = [layout, this.width, window.innerHeight, notes ? notes.childElementCount : 0, this.stepping,
+      lines ? lines.style.minHeight : ""].join("|");
+    if (around !== this.around) {  // the results less the strip: buttons, explanation, notes (stage lines)
+      this.around = around;
+      this.rest = results.offsetHeight - sao.offsetHeight;
+      this.top = parseFloat(getComputedStyle(results).top) || 0;
+    }
+    var H = window.innerHeight, room = H - this.top - this.rest - (this.stepping ? 0 : STRIP_CONTROLS * H) - 4;
+    var key = [n, m, dv, this.width, room, this.head, layout, this.stepping].join("|");
     if (key === this.key) return null;
     this.key = key;
-    var out = arrange({ width: this.width, height: window.innerHeight, n: n, m: m, dv: dv, head: this.head,
-      phone: layout === "phone" });
+    var out = arrange({ width: this.width, room: room, n: n, m: m, dv: dv, head: this.head,
+      phone: layout === "phone", step: this.stepping });
     root.style.setProperty("--al-w", out.w + "px");
     root.setAttribute("data-sao-fit", out.fits ? "screen" : "scroll");
     root.setAttribute("data-sao-lines", String(out.lines));
@@ -358,37 +405,48 @@
     this.sqrtNote = shapeBox.appendChild(el("p", { "class": "al-shape-note" }));
     panel.appendChild(shapeBox);
 
-    // Examples and the link.
-    var ex = el("fieldset", { "class": "al-fieldset al-examples" });
-    ex.appendChild(el("legend", null, ss.examples_legend));
-    var buttons = el("div", { "class": "al-buttons" });
+    // Examples and the link: with the step and predict buttons, over S, A and O (the view's
+    // toolbar), so a class's buttons are on the first screen with the tables and a tapped example
+    // has its result right under it (a phone).  The copied link lies over the tables (it moves
+    // nothing) until ×, Esc, a press elsewhere or the next change.
+    var ex = this.actions = el("div", { "class": "al-shape-actions", role: "group", "aria-label": ss.examples_legend });
     Object.keys(config.examples).forEach(function (k) {
       var b = el("button", { type: "button", "class": "al-button", "data-lab-example": k }, (ss.examples || {})[k] || k);
-      b.addEventListener("click", function () { self.notes = []; self.replace(clone(config.examples[k])); });
-      buttons.appendChild(b);
+      b.addEventListener("click", function () { self.notes = []; self.replace(clone(config.examples[k])); self.reveal(); });
+      ex.appendChild(b);
     });
     var copy = el("button", { type: "button", "class": "al-button al-copy", "data-lab-action": "copy_link" }, ss.copy_link);
-    buttons.appendChild(copy);
-    ex.appendChild(buttons);
+    ex.appendChild(copy);
     var linkBox = el("div", { "class": "al-linkbox" });
     linkBox.hidden = true;
     var linkLabel = el("label", { "for": uid + "-link" }, str.twin.link_manual);
     var linkField = el("input", { type: "text", id: uid + "-link", readonly: "", "class": "al-link", "data-lab-link": "" });
+    var linkClose = el("button", { type: "button", "class": "al-link-close", "aria-label": str.twin.link_close || "×" }, "×");
     linkBox.appendChild(linkLabel);
     linkBox.appendChild(linkField);
+    linkBox.appendChild(linkClose);
     ex.appendChild(linkBox);
+    var closeLink = this.closeLink = function () {
+      linkBox.hidden = true;
+      self.linkQuery = null;
+      document.removeEventListener("pointerdown", outside, true);
+    };
+    var outside = function (e) { if (!linkBox.contains(e.target) && e.target !== copy) closeLink(); };
+    linkClose.addEventListener("click", function () { closeLink(); copy.focus(); });
+    linkBox.addEventListener("keydown", function (e) { if (e.key === "Escape") { e.preventDefault(); closeLink(); copy.focus(); } });
     copy.addEventListener("click", function () {
       var url = window.location.href.split("#")[0].split("?")[0] + "?" + toQuery(self.state) + "#" + root.id;
       try { window.history.replaceState(window.history.state, "", url); } catch (e) { /* file:// */ }
       linkField.value = url;
       linkBox.hidden = false;
+      self.linkQuery = toQuery(self.state);
+      document.addEventListener("pointerdown", outside, true);
       linkLabel.textContent = str.twin.link_manual;
       var p = null;
       try { p = navigator.clipboard && window.isSecureContext && navigator.clipboard.writeText(url); } catch (e) { p = null; }
       var manual = function () { linkField.focus(); linkField.select(); };
       if (p && typeof p.then === "function") p.then(function () { linkLabel.textContent = str.twin.link_copied; }, manual); else manual();
     });
-    panel.appendChild(ex);
 
     // On paper the shape controls are left out: one line lists the shapes, the mode and the masks.
     this.printParams = panel.appendChild(el("p", { "class": "al-print-params", "data-lab-print-params": "" }));
@@ -417,11 +475,27 @@
       self.cell(tab, ij[0], ij[1], v);
     });
 
-    this.view = render.mountView(root, { strings: str, core: core, controls: panel, sourceRoot: panel,
+    // The view gets no controls of its own to lay out (it would put its buttons, explanation and
+    // notes under them, beside the tables: the 2x2 lab's wide layout): here the results are on top
+    // with their buttons and the stage's lines, and the controls, first for Tab, go under them.
+    this.view = render.mountView(root, { strings: str, core: core, sourceRoot: panel,
       shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); },
       onLayout: function () { if (self.fitter) self.fitter.resized(); } });
+    var wrap = root.querySelector(".al-view");
+    wrap.insertBefore(panel, wrap.firstChild);
+    root.querySelector(".al-toolbar").appendChild(ex);
     this.fitter = new StripFitter(root);
   }
+
+  /** After an example: the tables in view.  When S, A and O are not all on the screen (stacked on
+   *  a phone, or the page scrolled), the page scrolls so the strip starts under the sticky top. */
+  ShapesLab.prototype.reveal = function () {
+    var sao = this.root.querySelector(".al-sao"), results = this.root.querySelector(".al-results");
+    if (!sao || !results || !sao.getClientRects().length) return;
+    var top = parseFloat(getComputedStyle(results).top) || 0, r = sao.getBoundingClientRect();
+    if (r.top >= top - 1 && r.bottom <= window.innerHeight + 1) return;
+    window.scrollBy({ top: r.top - top, behavior: "instant" });
+  };
 
   /** One input table as a <table>: cells [data-matrix=X][data-row][data-col][data-value] holding
    *  text boxes [data-param-text="X[i,j]"]; X's and Xs's row headers hold the token names. */
@@ -540,6 +614,7 @@
       Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv }, tokens: s.tokens, keyTokens: keyTokens, key: toQuery(s), notes: notes };
     this.view.update(this.shown);
     this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens);
+    if (this.linkQuery && this.linkQuery !== this.shown.key) this.closeLink();  // the link box follows the state
     this.syncUrl();
     return result;
   };
