@@ -752,6 +752,12 @@
     view.step = function (back) {
       st.step = back === true ? Math.max(0, st.step - 1) : (st.step + 1) % 6;
       if (st.result) drawAll();
+      // A short window (a projector at 125 %): the stage's lines, under its buttons, come into view
+      // (the tables beside them are sticky and stay).
+      var box = st.step && stageLines.getBoundingClientRect();
+      if (box && box.height && box.bottom > (window.innerHeight || 0) && stageLines.scrollIntoView) {
+        stageLines.scrollIntoView({ block: "nearest" });
+      }
       return st.step;
     };
     view.back = function () { return view.step(true); };
