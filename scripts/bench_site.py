@@ -11,10 +11,14 @@ data-lab-ready="true" and the bytes transferred:
   (from ``_build/css-reference/``) instead of the one cut file (as before issue 11);
 
 once with the files sent as they are, once gzip-compressed as real hosts send them.
+With ``--before OTHER_SITE_DIR`` (an earlier build), that site's pages are measured too and
+printed beside "site".  The loads of each version are taken in turn (the machine's load
+changes); the load average is printed.  Targets (issue 19, gzip): the lab answers within
+1.0 s on the lab page and 1.5 s on the chapter.
 
 Printed, never asserted (timings depend on the machine).
 
-    .venv/bin/python scripts/bench_site.py [SITE_DIR]   # default: _build/html, or $F11_SITE_DIR
+    .venv/bin/python scripts/bench_site.py [SITE_DIR] [--before OTHER_SITE_DIR]   # default: _build/html, or $F11_SITE_DIR
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("book/lab.html", "book/f11-attention.html")
+TARGETS = {"book/lab.html": 1000, "book/f11-attention.html": 1500}  # ms, gzip
 RUNS = 3
 PHONE = {"offline": False, "latency": 150, "downloadThroughput": 4_000_000 / 8, "uploadThroughput": 1_000_000 / 8}
 CPU_SLOWDOWN = 4
@@ -129,43 +134,68 @@ def measure(browser, url: str) -> tuple[float | None, int]:
     return ready, sum(received)
 
 
-def main(argv: list[str]) -> int:
-    site = Path(argv[0] if argv else os.environ.get("F11_SITE_DIR", ROOT / "_build" / "html"))
-    if not (site / "book" / "lab.html").exists():
-        print(f"no built site at {site}: run scripts/build.sh (or pass the _build/html folder)", file=sys.stderr)
-        return 1
+def _serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler_class = type("Handler", (_Handler,), {})
     reference_dir = site.parent / "css-reference"
     if (reference_dir / "bundle.json").is_file():
-        _Handler.reference_dir = reference_dir
-        _Handler.reference = json.loads((reference_dir / "bundle.json").read_text("utf-8"))
+        handler_class.reference_dir = reference_dir
+        handler_class.reference = json.loads((reference_dir / "bundle.json").read_text("utf-8"))
     else:
         print(f"(no {reference_dir}: the naive pages keep the cut stylesheet)")
-    handler = functools.partial(_Handler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler_class, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def main(argv: list[str]) -> int:
+    before = None
+    if "--before" in argv:
+        at = argv.index("--before")
+        before = Path(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
+    site = Path(argv[0] if argv else os.environ.get("F11_SITE_DIR", ROOT / "_build" / "html"))
+    for folder in (site, before):
+        if folder is not None and not (folder / "book" / "lab.html").exists():
+            print(f"no built site at {folder}: run scripts/build.sh (or pass the _build/html folder)", file=sys.stderr)
+            return 1
+    server, base = _serve(site)
+    other_server, other = _serve(before) if before else (None, None)
     sys.path.insert(0, str(ROOT / "tests"))
     from conftest import CHROMIUM, CHROMIUM_ARGS
     from playwright.sync_api import sync_playwright
 
     print(f"slow phone: CPU x{CPU_SLOWDOWN}, {PHONE['downloadThroughput'] * 8 / 1e6:.0f} Mbit/s, "
-          f"{PHONE['latency']} ms RTT, cold cache; median of {RUNS} loads")
+          f"{PHONE['latency']} ms RTT, cold cache; median of {RUNS} loads; "
+          f"load average {Path('/proc/loadavg').read_text().split()[0]}")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         for served, prefix in (("files as they are (python -m http.server)", ""),
                                ("gzip over kept-alive connections, as hosts such as GitHub Pages serve them", "gzip/")):
             print(f"\n{served}:")
-            print(f"{'page':26s} {'site: lab ready':>16s} {'naive: lab ready':>17s} {'speed-up':>9s} "
-                  f"{'site bytes':>11s} {'naive bytes':>12s}")
+            print(f"{'page':26s} {'site: lab ready':>16s} " + (f"{'before':>9s} " if before else "")
+                  + f"{'naive: lab ready':>17s} {'speed-up':>9s} {'site bytes':>11s} {'naive bytes':>12s}"
+                  + ("   target" if prefix else ""))
             for page in PAGES:
-                site_runs = [measure(browser, f"{base}/{prefix}{page}") for _ in range(RUNS)]
-                naive_runs = [measure(browser, f"{base}/{prefix}naive/{page}") for _ in range(RUNS)]
-                s = statistics.median(t for t, _ in site_runs)
-                n = statistics.median(t for t, _ in naive_runs)
-                print(f"{page:26s} {s:13.0f} ms {n:14.0f} ms {n / s:8.1f}x "
-                      f"{site_runs[0][1] / 1e3:8.0f} KB {naive_runs[0][1] / 1e3:9.0f} KB")
+                versions = {"site": f"{base}/{prefix}{page}", "naive": f"{base}/{prefix}naive/{page}"}
+                if before:
+                    versions["before"] = f"{other}/{prefix}{page}"
+                runs = {k: [] for k in versions}
+                for _ in range(RUNS):  # each version in turn
+                    for k, url in versions.items():
+                        runs[k].append(measure(browser, url))
+                s, n = (statistics.median(t for t, _ in runs[k]) for k in ("site", "naive"))
+                line = f"{page:26s} {s:13.0f} ms "
+                if before:
+                    line += f"{statistics.median(t for t, _ in runs['before']):6.0f} ms "
+                line += (f"{n:14.0f} ms {n / s:8.1f}x "
+                         f"{runs['site'][0][1] / 1e3:8.0f} KB {runs['naive'][0][1] / 1e3:9.0f} KB")
+                if prefix:
+                    line += f"   <= {TARGETS[page]} ms: {'met' if s <= TARGETS[page] else 'NOT met'}"
+                print(line)
         browser.close()
     server.shutdown()
+    if other_server:
+        other_server.shutdown()
     return 0
 
 
