@@ -635,7 +635,13 @@ def test_a_drag_marks_what_the_whole_drag_changed_once_let_go(lab_page):
                            ".dataset.value !== '" + repr(float(before.O[1, 0])) + "'", arg=LAB)
     assert changed_cells(page) == set()  # nothing marked mid-drag
     page.mouse.up()
-    after = wait_for_core(page, {**default_params(), "Wv[0,0]": 20.0})
+    try:
+        after = wait_for_core(page, {**default_params(), "Wv[0,0]": 20.0})
+    except Exception:  # what the reader sees and what the kernel holds, for the report
+        print("readouts:", page.evaluate("() => [...document.querySelectorAll('.f11-lab .widget-readout')].map(r => r.innerText)"))
+        print("shown:", shown_values(page))
+        print("kernel:", kernel_state(page)["params"])
+        raise
     assert ("O", 1, 0) in changed_cells(page)
     delta = after.O[1, 0] - before.O[1, 0]
     assert page.locator(f"{cell('O', 1, 0)} .al-d").inner_text() == "▲" + format_value(delta)
