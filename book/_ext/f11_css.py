@@ -1,7 +1,8 @@
 """The theme's stylesheets, cut to the rules this site can use and sent as one file.
 
 Every page of the book links seven stylesheets of the theme and its extensions before
-its own (about 480 KB; ``pydata-sphinx-theme.css`` alone is 312 KB, mostly Bootstrap
+its own (about 406 KB once f11_pages drops the unused icon rules, scripts/bench_css.py;
+``pydata-sphinx-theme.css`` alone is 312 KB, mostly Bootstrap
 components and utilities the book never shows).  Stylesheets in ``<head>`` hold up the
 first paint, and on a slow phone they also take the bandwidth the lab's scripts need.
 After the build (called from ``f11_pages.finish_pages``) this module:
