@@ -89,6 +89,26 @@ MARKS = """r => Object.fromEntries([...r.querySelectorAll("td[data-changed]")].m
   td => [td.dataset.matrix + td.dataset.row + td.dataset.col, td.querySelector(".al-d").textContent]))"""
 
 
+def test_a_projector_zoomed_to_150_percent_keeps_s_a_o_on_screen_at_back_row_sizes(new_page, site_url):
+    """1024x768 at 150 % (a 683x512 window) is too short for the side-by-side layout: S, A and O stack
+    on top, whole on the first screen, values >= 28 px and every other text >= 18 px on the screen,
+    nothing wider than the window; a control scrolled into view leaves them where they are."""
+    twin = open_lab(new_page, site_url, 1024, 768, 1.5)
+    zoom = 1.5
+    assert twin.root.get_attribute("data-layout") == "narrow"
+    sizes = twin.root.evaluate(TEXT_SIZES)
+    small = {k: v * zoom for k, v in sizes["text"].items() if v * zoom < 18}
+    assert not small, small
+    assert min(sizes["values"]) * zoom >= 28, sizes["values"]
+    vw, vh = twin.page.evaluate("() => [innerWidth, innerHeight]")
+    assert twin.page.evaluate("() => document.documentElement.scrollWidth") <= vw
+    for left, top, right, bottom in boxes(twin, RESULTS):
+        assert left >= 0 and top >= 0 and right <= vw and bottom <= vh
+    twin.control("Wv[1,1]").evaluate("e => e.scrollIntoView({block: 'end'})")
+    for left, top, right, bottom in boxes(twin, RESULTS):
+        assert top >= 0 and bottom <= vh, "S/A/O scrolled away with the controls"
+
+
 @pytest.mark.parametrize("width, height", [(1920, 1080), (1920, 990)])
 def test_a_big_screen_grows_the_controls_text_for_the_back_row_too(new_page, site_url, width, height):
     """At 1920 wide the slider labels, number boxes, buttons and the explanation are >= 18 px on
