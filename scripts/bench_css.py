@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_site import CPU_SLOWDOWN, PHONE, TYPES  # noqa: E402
+from bench_site import TYPES, slow_phone  # noqa: E402
 from bench_tools import ensure  # noqa: E402
 from f11_css import BOOTSTRAP_RUNTIME, BUNDLE  # noqa: E402
 from site_styles import STYLE_PROPERTIES, STYLE_SIGNATURES, differences  # noqa: E402
@@ -212,13 +212,7 @@ def blocking_css(site: Path, page: str, way: dict) -> tuple[int, int, int]:
 
 def phone_load(browser, url: str) -> tuple[float, float, float]:
     """(FCP ms, LCP ms, style + layout ms until load) on the slow phone, cold cache."""
-    context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    cdp = context.new_cdp_session(page)
-    cdp.send("Network.enable")
-    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
-    cdp.send("Network.emulateNetworkConditions", PHONE)
-    cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
+    context, page, cdp = slow_phone(browser, is_mobile=True, has_touch=True)
     cdp.send("Performance.enable")
     page.add_init_script(PAINT_PROBE)
     page.goto(url, wait_until="load", timeout=120_000)

@@ -115,14 +115,21 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def measure(browser, url: str) -> tuple[float | None, int]:
-    context = browser.new_context(viewport={"width": 375, "height": 812})
+def slow_phone(browser, **options):
+    """(context, page, cdp) of a 375x812 phone with a cold cache, PHONE's network and CPU_SLOWDOWN
+    (scripts/bench_css.py measures paints on the same phone)."""
+    context = browser.new_context(viewport={"width": 375, "height": 812}, **options)
     page = context.new_page()
     cdp = context.new_cdp_session(page)
     cdp.send("Network.enable")
     cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     cdp.send("Network.emulateNetworkConditions", PHONE)
     cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
+    return context, page, cdp
+
+
+def measure(browser, url: str) -> tuple[float | None, int]:
+    context, page, cdp = slow_phone(browser)
     received = []
     cdp.on("Network.loadingFinished", lambda e: received.append(e.get("encodedDataLength", 0)))
     page.add_init_script(READY_PROBE)
