@@ -56,3 +56,24 @@ function changeScheduler(redraw, busy) {
   onChange.cancel = () => { if (burst) clearTimeout(burst); burst = null; };
   return onChange;
 }
+
+/** Capture-phase `handlers` ({type: fn}) on the lab's own box once it is in the page (anywidget
+ *  renders before Jupyter attaches the output: tried for up to `tries` frames), then `then(box)`.
+ *  Returns the function that takes them off again (the view's teardown). */
+function listenOnBox(labBox, handlers, then, tries = 60) {
+  let box = null, gone = false;
+  const types = Object.keys(handlers);
+  const attach = (left) => {
+    if (gone) return;
+    box = labBox();
+    if (box) {
+      types.forEach((t) => box.addEventListener(t, handlers[t], true));
+      if (then) then(box);
+    } else if (left > 0) requestAnimationFrame(() => attach(left - 1));
+  };
+  attach(tries);
+  return () => {
+    gone = true;
+    if (box) types.forEach((t) => box.removeEventListener(t, handlers[t], true));
+  };
+}

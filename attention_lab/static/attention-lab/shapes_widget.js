@@ -157,15 +157,9 @@ async function renderShapes({ model, el }) {
     }
     redraw();
   };
-  let box = null;
-  const attach = (tries) => {
-    box = labBox();
-    if (box) { box.addEventListener("click", onButton, true); redraw(); }
-    else if (tries > 0) requestAnimationFrame(() => attach(tries - 1));
-  };
 
   redraw();
-  attach(60);
+  const unlisten = listenOnBox(labBox, { click: onButton }, redraw);
   // A change made here is drawn at once; the kernel's changes (an example: many controls) once the burst is over.
   const onChange = changeScheduler(redraw, () => applying);
   const listeners = [];
@@ -175,7 +169,7 @@ async function renderShapes({ model, el }) {
   return () => {
     listeners.forEach(([m, event]) => m.off(event, onChange));
     onChange.cancel();
-    if (box) box.removeEventListener("click", onButton, true);
+    unlisten();
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);
   };

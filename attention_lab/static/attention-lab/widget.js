@@ -82,18 +82,6 @@ async function renderLab({ model, el }) {
     }
     redraw();
   };
-  let box = null;
-  const attach = (tries) => {
-    box = labBox();
-    if (box) {
-      box.addEventListener("keydown", tidy, true);
-      box.addEventListener("blur", tidy, true);
-      box.addEventListener("pointerdown", startDrag, true);
-      box.addEventListener("click", onButton, true);
-    } else if (tries > 0) {
-      requestAnimationFrame(() => attach(tries - 1));
-    }
-  };
 
   const view = render.mountView(container, {
     strings: strings, ranges: config.ranges, core: core,
@@ -160,7 +148,7 @@ async function renderLab({ model, el }) {
   }
 
   redraw();
-  attach(60);
+  const unlisten = listenOnBox(labBox, { keydown: tidy, blur: tidy, pointerdown: startDrag, click: onButton });
   // A change made here (a drag, a key, a typed readout: ipywidgets passes its view as
   // updated_view) is drawn at once.  Changes from the kernel come one control at a time (a
   // button sets 16 sliders): drawn once when the burst is over, so the marks of what changed
@@ -181,12 +169,7 @@ async function renderLab({ model, el }) {
   return () => {
     listeners.forEach(([m, event]) => m.off(event, onChange));
     onChange.cancel();
-    if (box) {
-      box.removeEventListener("keydown", tidy, true);
-      box.removeEventListener("blur", tidy, true);
-      box.removeEventListener("pointerdown", startDrag, true);
-      box.removeEventListener("click", onButton, true);
-    }
+    unlisten();
     endDrag();
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);
