@@ -395,9 +395,14 @@ def test_fifteen_key_presses_sent_without_waiting_end_where_the_reader_left(requ
     page = request.getfixturevalue("lab_page" if link == "direct" else "slow_page")
     reset(page)
     handle = page.locator(f".f11-lab .{dom_class('X[0,0]')} .noUi-handle")
-    handle.focus()
+    for _ in range(10):  # JupyterLab may still move the focus to the notebook once Run All is done
+        handle.focus()
+        page.wait_for_timeout(200)
+        if handle.evaluate("h => document.activeElement === h"):
+            break
     for _ in range(15):
         page.keyboard.press("ArrowRight")  # no waiting for any update
+    assert handle.evaluate("h => document.activeElement === h"), "the keys went elsewhere: the handle lost the focus"
     assert settled(page, "X[0,0]") == 2.5
     params = {**default_params(), "X[0,0]": 2.5}
     wait_for_core(page, params)
