@@ -171,7 +171,9 @@
     copyBtn.addEventListener("keydown", function (e) { if (e.key === "Escape" && !linkBox.hidden) { e.preventDefault(); closeLink(); } });
 
     // ---------------------------------------------------------------- the view
-    this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core });
+    this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core,
+      // A point of the plane dragged (or moved with the arrow keys): that row of X, sliders and boxes too.
+      onPoint: function (table, i, v, settling) { self.setPoint(i, v, settling); } });
     skip.setAttribute("href", "#" + this.view.resultsId);
     skip.addEventListener("click", function (e) {
       e.preventDefault();
@@ -276,6 +278,19 @@
     this.state.params[name] = value;
     this.showControl(name, from);
     this.update(!!from);
+  };
+
+  /** Row i of X from the plane (already snapped to the step and clamped by the view); `settling`
+   *  while a drag goes on (the address is written when it ends, as a slider's). */
+  Lab.prototype.setPoint = function (i, v, settling) {
+    var p = this.state.params, n0 = "X[" + i + ",0]", n1 = "X[" + i + ",1]";
+    if (p[n0] === v[0] && p[n1] === v[1] && settling) return;
+    this.typedNotes = [];
+    p[n0] = v[0];
+    p[n1] = v[1];
+    this.showControl(n0);
+    this.showControl(n1);
+    this.update(!!settling);
   };
 
   Lab.prototype.setRow = function (row) {

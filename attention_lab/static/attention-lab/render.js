@@ -189,6 +189,511 @@
     return box;
   }
 
+  // ------------------------------------------------------------------ the vector plane
+
+  /* Every vector of the 2x2 lab is two numbers wide, so the whole computation fits in one plane
+   * (createPlane): the rows of X as points, q, k and v as arrows from the origin, o as a point.
+   * Two panels of the same plane at two zooms (V is ten times longer than Q and K at the baseline):
+   *   打分 (score): X, q, k; for the explained row i the foot of each k_j on the line of q_i (the
+   *     dot product is |q_i| times that signed length) with q_i·k_j and ÷ √d_k written beside it;
+   *   混合 (mix): v, the hull of the readable values, the shares A[i, ·] at their tips and o_i,
+   *     which is their weighted average and so lies inside that hull.
+   * Drawn as SVG in CSS pixels (the viewBox is the element's own size, so text keeps the lab's
+   * sizes); rebuilt only when the shape changes, otherwise attributes are set when they differ.
+   * Test contract: [data-plane] holds, for each drawn row, an element with data-vector (x, xs, q,
+   * k, v, o), data-row and data-value="a,b" (full precision). */
+
+  var SVG_NS = "http://www.w3.org/2000/svg";
+  function svgEl(tag, attrs, text) {
+    var node = document.createElementNS(SVG_NS, tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+  function setAttr(node, name, value) {
+    value = String(value);
+    if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+  }
+
+  /** Andrew's monotone chain: the convex hull of points [[x, y], ...], counter-clockwise. */
+  function convexHull(points) {
+    var p = points.map(function (a) { return [a[0], a[1]]; }).sort(function (a, b) { return a[0] - b[0] || a[1] - b[1]; });
+    if (p.length < 3) return p;
+    var cross = function (o, a, b) { return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]); };
+    var lower = [], upper = [];
+    p.forEach(function (a) {
+      while (lower.length >= 2 && cross(lower[lower.length - 2], lower[lower.length - 1], a) <= 0) lower.pop();
+      lower.push(a);
+    });
+    p.slice().reverse().forEach(function (a) {
+      while (upper.length >= 2 && cross(upper[upper.length - 2], upper[upper.length - 1], a) <= 0) upper.pop();
+      upper.push(a);
+    });
+    return lower.slice(0, -1).concat(upper.slice(0, -1));
+  }
+
+  /** The plane's geometry for query row `row` of a result {Q, K, V, S, A, O, raw_scores, d_k}
+   *  (pure: the node tests compare it with their own computation).  For each key j: the dot
+   *  product q_i·k_j (the raw score), its scaled value, the foot of k_j on the line through q_i
+   *  (t·q_i with t = q·k / |q|², so q·k = t·|q|²), masked or not, and its share; the hull of the
+   *  readable values; o_i. */
+  function planeModel(result, row) {
+    var q = result.Q[row], qq = q[0] * q[0] + q[1] * q[1], dk = result.d_k;
+    var keys = result.K.map(function (k, j) {
+      var dot = result.raw_scores ? result.raw_scores[row][j] : q[0] * k[0] + q[1] * k[1];
+      var t = qq > 0 ? (q[0] * k[0] + q[1] * k[1]) / qq : 0;
+      return { j: j, dot: dot, scaled: dot / Math.sqrt(dk), t: t, foot: [t * q[0], t * q[1]],
+        masked: result.S[row][j] === -Infinity, share: result.A[row][j] };
+    });
+    var readable = result.V.filter(function (_, j) { return !keys[j].masked; });
+    return { row: row, q: q, qNorm: Math.sqrt(qq), keys: keys, hull: convexHull(readable), o: result.O[row] };
+  }
+
+  /** 1, 2 or 5 times a power of ten, the smallest not under x. */
+  function niceStep(x) {
+    if (!(x > 0) || !isFinite(x)) return 1;
+    var p = Math.pow(10, Math.floor(Math.log(x) / Math.LN10)), f = x / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+  }
+
+  /** The data box a panel shows: the points and the origin, a little room around them.  The last
+   *  box `prev` is kept while everything still fits in it and fills at least half of it, so a small
+   *  change never rescales the picture. */
+  function planeBox(points, prev) {
+    var x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    points.forEach(function (p) {
+      if (!isFinite(p[0]) || !isFinite(p[1])) return;
+      x0 = Math.min(x0, p[0]); x1 = Math.max(x1, p[0]); y0 = Math.min(y0, p[1]); y1 = Math.max(y1, p[1]);
+    });
+    var span = Math.max(x1 - x0, y1 - y0);
+    if (!(span > 1e-9)) { span = 1; x1 = Math.max(x1, 0.5); y1 = Math.max(y1, 0.5); x0 = Math.min(x0, -0.5); y0 = Math.min(y0, -0.5); }
+    if (prev && prev.x0 <= x0 && prev.x1 >= x1 && prev.y0 <= y0 && prev.y1 >= y1 &&
+        span >= 0.5 * Math.max(prev.x1 - prev.x0, prev.y1 - prev.y0)) return prev;
+    var g = 0.06 * span;
+    return { x0: x0 - g, x1: x1 + g, y0: y0 - g, y1: y1 + g };
+  }
+
+  /** Map data -> panel pixels (equal scales on both axes, the box centred). */
+  function planeMap(box, w, h, pad, right) {
+    var s = Math.min((w - 2 * pad) / (box.x1 - box.x0), (h - 2 * pad) / (box.y1 - box.y0));
+    if (!(s > 0) || !isFinite(s)) s = 1;
+    var ox = w / 2 - s * (box.x0 + box.x1) / 2, oy = h / 2 + s * (box.y0 + box.y1) / 2;
+    // `right`: room to spare goes to the left (the score panel writes its numbers there).
+    if (right) ox = Math.max(ox, w - pad - s * box.x1);
+    return { s: s, ox: ox, oy: oy, w: w, h: h, box: box,
+      X: function (x) { return ox + s * x; }, Y: function (y) { return oy - s * y; } };
+  }
+
+  /**
+   * The plane inside a view.  ctx: {strings (view.plane), format, subscript, onPoint, ranges}.
+   *   plane.draw(st, model) ; plane.vectors(kind, row) -> [Element] ; plane.root ;
+   *   plane.describe(node) -> the explanation for a vector ; plane.destroy()
+   * ctx.onPoint(table, i, [a, b], settling): a dragged (or arrow-keyed) X point; without it the
+   * points are drawn but not draggable.
+   */
+  function createPlane(ctx) {
+    var ps = ctx.strings || {}, format = ctx.format, sub = ctx.subscript;
+    var figure = document.createElement("figure");
+    figure.className = "al-plane";
+    figure.setAttribute("data-plane", "");
+    var caption = document.createElement("figcaption");
+    caption.className = "al-plane-caption";
+    caption.textContent = ps.caption || "";
+    figure.appendChild(caption);
+    var none = document.createElement("p");
+    none.className = "al-plane-none";
+    none.hidden = true;
+    figure.appendChild(none);
+    var panelsBox = document.createElement("div");
+    panelsBox.className = "al-plane-panels";
+    figure.appendChild(panelsBox);
+
+    var panels = {};
+    ["score", "mix"].forEach(function (name) {
+      var box = document.createElement("div");
+      box.className = "al-plane-panel";
+      box.setAttribute("data-plane-panel", name);
+      var title = document.createElement("p");
+      title.className = "al-plane-title";
+      var svg = svgEl("svg", { "class": "al-plane-svg", role: "img", "aria-label": (ps.panel_label || {})[name] || name });
+      var grid = svgEl("g", { "class": "al-plane-grid", "aria-hidden": "true" });
+      var body = svgEl("g", { "class": "al-plane-body" });
+      svg.appendChild(grid);
+      svg.appendChild(body);
+      box.appendChild(title);
+      box.appendChild(svg);
+      panelsBox.appendChild(box);
+      panels[name] = { box: box, svg: svg, grid: grid, body: body, title: title, w: 300, h: 170, map: null, gridKey: null };
+    });
+    var observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(function (entries) {
+      var changed = false;
+      entries.forEach(function (e) {
+        Object.keys(panels).forEach(function (n) {
+          var p = panels[n];
+          if (p.svg !== e.target) return;
+          var w = Math.round(e.contentRect.width), h = Math.round(e.contentRect.height);
+          if (w > 0 && h > 0 && (w !== p.w || h !== p.h)) { p.w = w; p.h = h; changed = true; }
+        });
+      });
+      if (changed && last) { plane.frozen = null; draw(last.st, true); }
+    }) : null;
+    if (observer) Object.keys(panels).forEach(function (n) { observer.observe(panels[n].svg); });
+
+    var plane = { root: figure, frozen: null };
+    var parts = null, builtAs = null, last = null, dragging = null;
+
+    function arrow(parent, kind, row, cls) {
+      var g = svgEl("g", { "class": "al-vec al-vec-" + kind + (cls ? " " + cls : ""), "data-vector": kind, "data-row": String(row) });
+      var halo = svgEl("line", { "class": "al-halo" });
+      var line = svgEl("line", { "class": "al-shaft" });
+      var head = svgEl("path", { "class": "al-arrowhead" });
+      var label = svgEl("text", { "class": "al-tip" });
+      g.appendChild(halo); g.appendChild(line); g.appendChild(head); g.appendChild(label);
+      parent.appendChild(g);
+      return { g: g, halo: halo, line: line, head: head, label: label, kind: kind, row: row };
+    }
+    function point(parent, kind, row, draggable) {
+      var g = svgEl("g", { "class": "al-pt al-pt-" + kind, "data-vector": kind, "data-row": String(row) });
+      var hit = svgEl("circle", { "class": "al-hit", r: "16" });
+      var dot = svgEl("circle", { "class": "al-dot", r: kind === "o" ? "6" : "7" });
+      var label = svgEl("text", { "class": "al-tip" });
+      g.appendChild(hit); g.appendChild(dot); g.appendChild(label);
+      if (draggable) {
+        g.setAttribute("tabindex", "0");
+        g.setAttribute("role", "slider");
+        g.setAttribute("aria-roledescription", ps.handle_role || "");
+        g.setAttribute("data-plane-handle", "");
+      }
+      parent.appendChild(g);
+      return { g: g, hit: hit, dot: dot, label: label, kind: kind, row: row };
+    }
+
+    /** The elements for n queries and m keys (cross: the keys' own points, "xs"). */
+    function build(n, m, cross) {
+      var key = [n, m, cross, !!ctx.onPoint].join();
+      if (key === builtAs) return;
+      builtAs = key;
+      Object.keys(panels).forEach(function (name) {
+        var b = panels[name].body;
+        while (b.firstChild) b.removeChild(b.firstChild);
+      });
+      var L = panels.score.body, R = panels.mix.body, i, j;
+      parts = { qline: svgEl("line", { "class": "al-qline", "aria-hidden": "true" }), feet: [], k: [], q: [], x: [], xs: [], v: [], o: [], w: [] };
+      L.appendChild(parts.qline);
+      for (j = 0; j < m; j++) {
+        var f = svgEl("g", { "class": "al-foot", "data-part": "score", "data-key": String(j), "aria-hidden": "true" });
+        var shadow = svgEl("line", { "class": "al-shadow" }), drop = svgEl("line", { "class": "al-drop" });
+        var dot = svgEl("circle", { "class": "al-footdot", r: "3" }), text = svgEl("text", { "class": "al-score" });
+        f.appendChild(shadow); f.appendChild(drop); f.appendChild(dot); f.appendChild(text);
+        L.appendChild(f);
+        parts.feet.push({ g: f, shadow: shadow, drop: drop, dot: dot, text: text });
+      }
+      for (j = 0; j < m; j++) parts.k.push(arrow(L, "k", j));
+      for (i = 0; i < n; i++) parts.q.push(arrow(L, "q", i));
+      var draggable = !!ctx.onPoint;
+      if (cross) for (j = 0; j < m; j++) parts.xs.push(point(L, "xs", j, draggable));
+      for (i = 0; i < n; i++) parts.x.push(point(L, "x", i, draggable));
+      parts.hull = svgEl("polygon", { "class": "al-hull", "data-part": "mix", "aria-hidden": "true" });
+      R.appendChild(parts.hull);
+      for (j = 0; j < m; j++) {
+        parts.v.push(arrow(R, "v", j));
+        var w = svgEl("text", { "class": "al-weight", "data-part": "share", "data-key": String(j) });
+        R.appendChild(w);
+        parts.w.push(w);
+      }
+      for (i = 0; i < n; i++) parts.o.push(point(R, "o", i, false));
+    }
+
+    function gridFor(p, map) {
+      var key = [map.s, map.ox, map.oy, map.w, map.h].join();
+      if (p.gridKey === key) return;
+      p.gridKey = key;
+      while (p.grid.firstChild) p.grid.removeChild(p.grid.firstChild);
+      setAttr(p.svg, "viewBox", "0 0 " + map.w + " " + map.h);
+      var step = niceStep(34 / map.s);
+      var lo = function (o) { return Math.ceil(-o / map.s / step); };
+      var xa = lo(map.ox), xb = Math.floor((map.w - map.ox) / map.s / step);
+      var yb = Math.floor(map.oy / map.s / step), ya = Math.ceil((map.oy - map.h) / map.s / step);
+      for (var a = xa; a <= xb; a++) {
+        var x = map.X(a * step);
+        p.grid.appendChild(svgEl("line", { "class": a === 0 ? "al-axis" : "al-gridline", x1: x, x2: x, y1: 0, y2: map.h }));
+        if (a !== 0 && a % 2 === 0) p.grid.appendChild(svgEl("text", { "class": "al-ticklabel", x: x, y: map.h - 3 }, format(a * step)));
+      }
+      for (a = ya; a <= yb; a++) {
+        var y = map.Y(a * step);
+        p.grid.appendChild(svgEl("line", { "class": a === 0 ? "al-axis" : "al-gridline", x1: 0, x2: map.w, y1: y, y2: y }));
+        if (a !== 0 && a % 2 === 0) p.grid.appendChild(svgEl("text", { "class": "al-ticklabel al-ticky", x: 3, y: y - 2 }, format(a * step)));
+      }
+    }
+
+    function r1(v) { return Math.round(v * 10) / 10; }
+    function drawArrow(a, map, v, label, side) {
+      var x1 = map.X(0), y1 = map.Y(0), x2 = map.X(v[0]), y2 = map.Y(v[1]);
+      var dx = x2 - x1, dy = y2 - y1, len = Math.sqrt(dx * dx + dy * dy);
+      setAttr(a.g, "data-value", v[0] + "," + v[1]);
+      var ux = len ? dx / len : 0, uy = len ? dy / len : 0, head = Math.min(9, len);
+      var bx = x2 - ux * head, by = y2 - uy * head;
+      [a.line, a.halo].forEach(function (l) {
+        setAttr(l, "x1", r1(x1)); setAttr(l, "y1", r1(y1)); setAttr(l, "x2", r1(bx)); setAttr(l, "y2", r1(by));
+      });
+      setAttr(a.head, "d", len < 0.5 ? "M0 0" : "M" + r1(x2) + " " + r1(y2) + "L" + r1(bx - uy * head * 0.5) + " " + r1(by + ux * head * 0.5) +
+        "L" + r1(bx + uy * head * 0.5) + " " + r1(by - ux * head * 0.5) + "Z");
+      // The name beyond the tip, pushed to one side (q to the left of its direction, k to the right:
+      // at the baseline q_0 and k_1 are the same arrow).
+      // The label starts (k, v) or ends (q) beside the tip, so two names at one tip never overlap.
+      var nx = len ? ux : 0.7, ny = len ? uy : -0.7;
+      var lx = x2 + nx * 5 + (-ny) * side * 7, ly = y2 + ny * 5 + nx * side * 7 + 4 + (nx * side > 0.3 ? 6 : 0);
+      var anchor = side < 0 ? "end" : "start";
+      if (anchor === "end" && lx < 44) anchor = "start";
+      if (anchor === "start" && lx > map.w - 44) anchor = "end";
+      setAttr(a.label, "x", r1(Math.min(map.w - 3, Math.max(3, lx))));
+      setAttr(a.label, "y", r1(Math.min(map.h - 3, Math.max(12, ly))));
+      setAttr(a.label, "text-anchor", anchor);
+      if (a.label.textContent !== label) a.label.textContent = label;
+    }
+    function drawPoint(pt, map, v, label, below) {
+      var x = map.X(v[0]), y = map.Y(v[1]);
+      setAttr(pt.g, "data-value", v[0] + "," + v[1]);
+      [pt.hit, pt.dot].forEach(function (c) { setAttr(c, "cx", r1(x)); setAttr(c, "cy", r1(y)); });
+      var ly = below ? y + 19 : y - 10;
+      setAttr(pt.label, "x", r1(Math.min(map.w - 4, Math.max(4, x))));
+      setAttr(pt.label, "y", r1(Math.min(map.h - 3, Math.max(12, ly))));
+      setAttr(pt.label, "text-anchor", x < 18 ? "start" : x > map.w - 18 ? "end" : "middle");
+      if (pt.label.textContent !== label) pt.label.textContent = label;
+    }
+    function show(node, on) {
+      if (on) { if (node.hasAttribute("visibility")) node.removeAttribute("visibility"); }
+      else setAttr(node, "visibility", "hidden");
+    }
+    function toggleClass(node, cls, on) {
+      if (node.classList.contains(cls) !== on) node.classList.toggle(cls, on);
+    }
+
+    /** Draw the plane from the view's state st ({result, fullResult, tables, row, step, predict,
+     *  moving}) and tokens ({query, key}).  Returns false when there is no plane (widths not 2). */
+    function draw(st, keepScale) {
+      last = { st: st };
+      var r = st.fullResult, res = st.result;
+      var X = st.tables && st.tables.X, Xs = st.tables && st.tables.Xs;
+      var dModel = X && X[0] ? X[0].length : 0, dk = res.Q[0].length, dv = res.V[0].length;
+      if (dModel !== 2 || dk !== 2 || dv !== 2) {
+        var why = String(ps.none || "").split("{d_model}").join(dModel).split("{d_k}").join(dk).split("{d_v}").join(dv);
+        if (none.textContent !== why) none.textContent = why;
+        none.hidden = false;
+        panelsBox.hidden = true;
+        figure.setAttribute("data-plane", "none");
+        return false;
+      }
+      none.hidden = true;
+      panelsBox.hidden = false;
+      figure.setAttribute("data-plane", "");
+      var n = res.Q.length, m = res.K.length, cross = !!Xs, row = st.row;
+      build(n, m, cross);
+      var tq = st.tokens.query, tk = st.tokens.key;
+      var full = { Q: res.Q, K: res.K, V: res.V, S: res.S, A: res.A, O: res.O, raw_scores: r.raw_scores, d_k: r.d_k };
+      var model = planeModel(full, row);
+      var src = cross ? Xs : X;
+      // The scale: held while something is being dragged (a point, or a slider: st.moving), so the
+      // point stays under the finger; set anew from the content when the gesture ends.
+      var hold = (dragging || st.moving || keepScale === "hold") && plane.frozen;
+      var maps;
+      if (hold) maps = plane.frozen;
+      else {
+        var left = X.concat(res.Q, res.K, cross ? Xs : []), right = res.V.concat(res.O);
+        panels.score.boxPrev = planeBox(left, panels.score.boxPrev);
+        panels.mix.boxPrev = planeBox(right, panels.mix.boxPrev);
+        maps = {
+          score: planeMap(panels.score.boxPrev, panels.score.w, panels.score.h, 18, true),
+          mix: planeMap(panels.mix.boxPrev, panels.mix.w, panels.mix.h, 18)
+        };
+        plane.frozen = maps;
+      }
+      gridFor(panels.score, maps.score);
+      gridFor(panels.mix, maps.mix);
+      var Lm = maps.score, Rm = maps.mix;
+      var titles = ps.titles || {};
+      var title = function (t, v) { return String(t || "").split("{tok}").join(v.tok).split("{qi}").join(v.qi).split("{oi}").join(v.oi); };
+      var names = { tok: tq[row], qi: "q" + sub(row), oi: "o" + sub(row) };
+      if (panels.score.title.textContent !== title(titles.score, names)) panels.score.title.textContent = title(titles.score, names);
+      if (panels.mix.title.textContent !== title(titles.mix, names)) panels.mix.title.textContent = title(titles.mix, names);
+
+      var step = st.step || 0, predict = !!st.predict;
+      var scoresOn = step === 0 || step >= 1, sharesOn = (step === 0 || step >= 4) && !predict, mixOn = (step === 0 || step >= 5) && !predict;
+
+      // The line through q_i (both ways), the feet of the keys on it.
+      var q = model.q, far = 4 * Math.max(Lm.box.x1 - Lm.box.x0, Lm.box.y1 - Lm.box.y0) / (model.qNorm || 1);
+      setAttr(parts.qline, "x1", r1(Lm.X(-q[0] * far))); setAttr(parts.qline, "y1", r1(Lm.Y(-q[1] * far)));
+      setAttr(parts.qline, "x2", r1(Lm.X(q[0] * far))); setAttr(parts.qline, "y2", r1(Lm.Y(q[1] * far)));
+      show(parts.qline, model.qNorm > 0 && scoresOn);
+      var dkText = format(r.d_k);
+      // Which top corner has fewer tips near it (the score lines go there).
+      var band = 16 + 14 * model.keys.length, leftN = 0, rightN = 0;
+      X.concat(res.Q, res.K, cross ? Xs : []).forEach(function (p) {
+        var px = Lm.X(p[0]), py = Lm.Y(p[1]);
+        if (py > band) return;
+        if (px < Lm.w * 0.55) leftN++;
+        if (px > Lm.w * 0.45) rightN++;
+      });
+      var corner = rightN < leftN && Lm.X(Lm.box.x0) < Lm.w * 0.3 ? "end" : "start";
+      model.keys.forEach(function (key, j) {
+        var f = parts.feet[j], k = res.K[j];
+        var fx = Lm.X(key.foot[0]), fy = Lm.Y(key.foot[1]);
+        setAttr(f.shadow, "x1", r1(Lm.X(0))); setAttr(f.shadow, "y1", r1(Lm.Y(0)));
+        setAttr(f.shadow, "x2", r1(fx)); setAttr(f.shadow, "y2", r1(fy));
+        setAttr(f.drop, "x1", r1(Lm.X(k[0]))); setAttr(f.drop, "y1", r1(Lm.Y(k[1])));
+        setAttr(f.drop, "x2", r1(fx)); setAttr(f.drop, "y2", r1(fy));
+        setAttr(f.dot, "cx", r1(fx)); setAttr(f.dot, "cy", r1(fy));
+        var text;
+        if (model.qNorm === 0) text = j === 0 ? String(ps.q_zero || "").split("{qi}").join(names.qi) : "";
+        else if (step === 1) text = fillIn(ps.score_raw, { kj: "k" + sub(j), qi: names.qi, dot: format(key.dot) });
+        else if (key.masked && (step === 0 || step >= 3)) text = fillIn(ps.score_masked, { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
+        else text = fillIn(ps.score, { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
+        setAttr(f.g, "data-value", key.dot + "," + key.scaled);
+        // The numbers in a column in the panel's emptier top corner (at the baseline a foot, a
+        // key's tip and the query's tip are one point: labels there would cover each other).
+        setAttr(f.text, "x", corner === "end" ? Lm.w - 5 : 5);
+        setAttr(f.text, "y", 13 + 14 * j);
+        setAttr(f.text, "text-anchor", corner);
+        if (f.text.textContent !== text) f.text.textContent = text;
+        show(f.g, scoresOn && (model.qNorm > 0 || j === 0));
+        toggleClass(f.g, "al-masked-key", key.masked && (step === 0 || step >= 3));
+      });
+      parts.k.forEach(function (a, j) {
+        drawArrow(a, Lm, res.K[j], "k" + sub(j) + " " + tk[j], 1);
+        toggleClass(a.g, "al-masked-key", model.keys[j].masked && (step === 0 || step >= 3));
+      });
+      parts.q.forEach(function (a, i) {
+        drawArrow(a, Lm, res.Q[i], "q" + sub(i) + " " + tq[i], -1);
+        toggleClass(a.g, "al-other-row", i !== row);
+      });
+      parts.x.forEach(function (pt, i) { drawPoint(pt, Lm, X[i], "x" + sub(i) + " " + tq[i], false); handleLabel(pt, "X", i, X[i], tq[i]); });
+      parts.xs.forEach(function (pt, j) { drawPoint(pt, Lm, Xs[j], "x" + sub(j) + " " + tk[j], true); handleLabel(pt, "Xs", j, Xs[j], tk[j]); });
+
+      // Mix: the values, the hull of the readable ones, the shares at their tips, o_i on it.
+      setAttr(parts.hull, "points", model.hull.map(function (p) { return r1(Rm.X(p[0])) + "," + r1(Rm.Y(p[1])); }).join(" "));
+      show(parts.hull, mixOn || sharesOn);
+      parts.v.forEach(function (a, j) {
+        drawArrow(a, Rm, res.V[j], "v" + sub(j) + " " + tk[j], 1);
+        toggleClass(a.g, "al-masked-key", model.keys[j].masked && (step === 0 || step >= 3));
+        var w = parts.w[j], key = model.keys[j], v = res.V[j];
+        var text = key.masked ? fillIn(ps.weight_masked, {}) : fillIn(ps.weight, { a: format(key.share) });
+        if (w.textContent !== text) w.textContent = text;
+        // The share beside the middle of its arrow, on the side away from the other values.
+        var mx = Rm.X(v[0] * 0.55), my = Rm.Y(v[1] * 0.55), dx = Rm.X(v[0]) - Rm.X(0), dy = Rm.Y(v[1]) - Rm.Y(0);
+        var len = Math.sqrt(dx * dx + dy * dy) || 1, px = -dy / len, py = dx / len;
+        var cx = 0, cy = 0;
+        res.V.forEach(function (u) { cx += Rm.X(u[0]) / res.V.length; cy += Rm.Y(u[1]) / res.V.length; });
+        if ((mx + px - cx) * px + (my + py - cy) * py < 0) { px = -px; py = -py; }
+        var wx = mx + px * 8, wy = my + py * 8 + 4;
+        setAttr(w, "x", r1(Math.min(Rm.w - 3, Math.max(3, wx))));
+        setAttr(w, "y", r1(Math.min(Rm.h - 3, Math.max(12, wy))));
+        setAttr(w, "text-anchor", px > 0.3 ? "start" : px < -0.3 ? "end" : "middle");
+        setAttr(w, "data-value", String(key.share));
+        show(w, sharesOn);
+      });
+      parts.o.forEach(function (pt, i) {
+        drawPoint(pt, Rm, res.O[i], i === row ? "o" + sub(i) + " " + tq[i] : "", true);
+        toggleClass(pt.g, "al-other-row", i !== row);
+        show(pt.g, mixOn || (i !== row && step === 0 && !predict));
+      });
+      return true;
+    }
+
+    function fillIn(t, v) {
+      t = String(t || "");
+      Object.keys(v).forEach(function (k) { t = t.split("{" + k + "}").join(String(v[k])); });
+      return t;
+    }
+    function handleLabel(pt, table, i, v, tok) {
+      if (!ctx.onPoint) return;
+      setAttr(pt.g, "aria-label", fillIn(ps.handle_label, { tok: tok, table: table, a: format(v[0]), b: format(v[1]) }));
+      setAttr(pt.g, "aria-valuetext", "(" + format(v[0]) + ", " + format(v[1]) + ")");
+    }
+
+    // ------------------------------------------------------------ dragging a point, its keys
+    function snap(v, range) {
+      range = range || { min: -Infinity, max: Infinity, step: 0 };
+      if (range.step) v = Math.round(v / range.step) * range.step;
+      v = Math.min(range.max, Math.max(range.min, v));
+      return Number(v.toFixed(10)) || 0;  // no -0
+    }
+    function handleOf(target) {
+      var g = target && target.closest ? target.closest("[data-plane-handle]") : null;
+      return g && figure.contains(g) ? g : null;
+    }
+    function tableOf(g) { return g.getAttribute("data-vector") === "xs" ? "Xs" : "X"; }
+    function valueAt(g, e) {
+      var svg = g.ownerSVGElement, m = plane.frozen && plane.frozen.score;
+      var ctm = svg && svg.getScreenCTM && svg.getScreenCTM();
+      if (!ctm || !m) return null;
+      var pt = svg.createSVGPoint();
+      pt.x = e.clientX; pt.y = e.clientY;
+      var u = pt.matrixTransform(ctm.inverse());
+      var range = (ctx.ranges || {})[tableOf(g)] || (ctx.ranges || {}).X;
+      return [snap((u.x - m.ox) / m.s, range), snap((m.oy - u.y) / m.s, range)];
+    }
+    function onDown(e) {
+      var g = handleOf(e.target);
+      if (!g || !ctx.onPoint || (e.button !== undefined && e.button !== 0)) return;
+      e.preventDefault();
+      dragging = { g: g, id: e.pointerId, value: null };
+      if (g.setPointerCapture && e.pointerId !== undefined) { try { g.setPointerCapture(e.pointerId); } catch (err) { /* gone */ } }
+      g.setAttribute("data-dragging", "");
+      if (g.focus) { try { g.focus({ preventScroll: true }); } catch (err) { g.focus(); } }
+    }
+    function onMove(e) {
+      if (!dragging || e.pointerId !== dragging.id) return;
+      e.preventDefault();
+      var v = valueAt(dragging.g, e);
+      if (!v || (dragging.value && v[0] === dragging.value[0] && v[1] === dragging.value[1])) return;
+      dragging.value = v;
+      ctx.onPoint(tableOf(dragging.g), Number(dragging.g.getAttribute("data-row")), v, true);
+    }
+    function onUp(e) {
+      if (!dragging || (e.pointerId !== undefined && e.pointerId !== dragging.id)) return;
+      var d = dragging;
+      dragging = null;
+      d.g.removeAttribute("data-dragging");
+      if (d.g.releasePointerCapture && e.pointerId !== undefined) { try { d.g.releasePointerCapture(e.pointerId); } catch (err) { /* gone */ } }
+      var cur = d.g.getAttribute("data-value").split(",").map(Number);
+      ctx.onPoint(tableOf(d.g), Number(d.g.getAttribute("data-row")), d.value || cur, false);
+    }
+    var KEYS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+    function onKey(e) {
+      var g = handleOf(e.target), d = KEYS[e.key];
+      if (!g || !d || !ctx.onPoint || e.altKey || e.ctrlKey || e.metaKey) return;
+      e.preventDefault();
+      e.stopPropagation();
+      var range = (ctx.ranges || {})[tableOf(g)] || (ctx.ranges || {}).X || { step: 0.1, min: -Infinity, max: Infinity };
+      var k = e.shiftKey ? 10 : 1, cur = g.getAttribute("data-value").split(",").map(Number);
+      ctx.onPoint(tableOf(g), Number(g.getAttribute("data-row")),
+        [snap(cur[0] + d[0] * k * range.step, range), snap(cur[1] + d[1] * k * range.step, range)], false);
+    }
+    var listeners = { pointerdown: onDown, pointermove: onMove, pointerup: onUp, pointercancel: onUp, lostpointercapture: onUp, keydown: onKey };
+    Object.keys(listeners).forEach(function (t) { figure.addEventListener(t, listeners[t]); });
+
+    plane.draw = draw;
+    plane.dragging = function () { return !!dragging; };
+    /** The drawn elements of one kind ("x", "xs", "q", "k", "v", "o"; row undefined: all rows). */
+    plane.vectors = function (kind, row) {
+      if (!parts || !parts[kind] || !panelsBox || panelsBox.hidden) return [];
+      return parts[kind].filter(function (a) { return row === undefined || a.row === row; }).map(function (a) { return a.g; });
+    };
+    plane.feet = function (j) {
+      if (!parts || panelsBox.hidden) return [];
+      return parts.feet.filter(function (_, k) { return j === undefined || k === j; }).map(function (f) { return f.g; });
+    };
+    plane.vectorFrom = function (target) {
+      var g = target && target.closest ? target.closest("[data-vector]") : null;
+      return g && figure.contains(g) ? g : null;
+    };
+    plane.destroy = function () {
+      if (observer) observer.disconnect();
+      Object.keys(listeners).forEach(function (t) { figure.removeEventListener(t, listeners[t]); });
+    };
+    return plane;
+  }
+
   // ------------------------------------------------------------------ the view
 
   var viewCount = 0;
@@ -295,6 +800,15 @@
     detail.appendChild(workedBox);
     main.appendChild(detail);
 
+    // The vector plane (createPlane): under the explanation beside the controls in the wide
+    // layout (on screen with S, A, O), else first in the detail under the sticky results.
+    var plane = createPlane({ strings: vs.plane || {}, format: format, subscript: core.subscript,
+      ranges: options.ranges, onPoint: options.onPoint ? function (table, i, v, settling) {
+        options.onPoint(table, i, v, settling);
+        if (!settling) view.settle();  // the gesture is over: its change marks show (as a slider's change)
+      } : null });
+    detail.insertBefore(plane.root, detail.firstChild);
+
     // Controls first for the keyboard (Tab), then the results; lab.css still shows the results first.
     wrap.appendChild(main);
     wrap.appendChild(results);
@@ -323,9 +837,11 @@
       if (beside && info.parentNode !== main) {
         main.insertBefore(toolbar, detail);
         main.insertBefore(info, detail);
+        info.insertBefore(plane.root, notes);
       } else if (!beside && info.parentNode !== results) {
         results.insertBefore(toolbar, results.firstChild);
         results.appendChild(info);
+        detail.insertBefore(plane.root, detail.firstChild);
       }
       root.style.setProperty("--al-results-height", mode === "wide" ? "0px" : results.offsetHeight + "px");
     }
@@ -492,6 +1008,8 @@
         buttons.back.disabled = st.step === 0;
       }
       drawStageLines();
+      st.tokens = { query: tokens, key: keyTokens };
+      plane.draw(st);
       if (st.active) link(st.active);
     }
     var drawnAs = null;
@@ -529,23 +1047,52 @@
       });
     }
 
+    /** The source points of key row j in the plane: the rows of Xs (cross), else of X. */
+    function keyPoint(j) { return st.tables.Xs ? plane.vectors("xs", j) : plane.vectors("x", j); }
+
+    /** What a drawn vector of the plane comes from and goes into: its cells (and X's controls). */
+    function vectorLinks(kind, i) {
+      var row = function (name) { return cellsOf(name, function (a) { return a === i; }); };
+      if (kind === "x" || kind === "xs") {
+        var t = kind === "xs" ? "Xs" : "X", names = st.tables[t][0].map(function (_, p) { return t + "[" + i + "," + p + "]"; });
+        var out = sources(names);
+        if (kind === "x") out = out.concat(row("Q"), plane.vectors("q", i));
+        if (kind === "xs" || !st.tables.Xs) out = out.concat(row("K"), row("V"), plane.vectors("k", i), plane.vectors("v", i));
+        return out;
+      }
+      if (kind === "q") return row("Q").concat(row("S"));
+      if (kind === "k") return row("K").concat(cellsOf("S", function (a, b) { return a === st.row && b === i; }), plane.feet(i));
+      if (kind === "v") return row("V");
+      return row("O").concat(plane.vectors("v"));
+    }
+    function vectorText(kind, i) {
+      var p = (vs.plane || {}).explain || {}, r = st.result;
+      var v = kind === "x" ? st.tables.X[i] : kind === "xs" ? st.tables.Xs[i] : r[kind.toUpperCase()][i];
+      var tok = kind === "x" || kind === "q" || kind === "o" ? tokens[i] : keyTokens[i];
+      var base = { tok: tok, i: i, a: format(v[0]), b: format(v[1]), sub: core.subscript(i) };
+      if (kind === "o") base.expr = r.A[i].map(function (a, k) { return format(a) + "·v" + core.subscript(k); }).join(" + ");
+      return fill(p[kind] || "", base);
+    }
+
     /** What cell (name, i, j) is computed from, and the worked lines that compute it. */
     function linkedSet(name, i, j) {
       var r = st.result, row = st.row, out = [];
       if (name === "S") {
         out = cellsOf("Q", function (a) { return a === i; }).concat(cellsOf("K", function (a) { return a === j; }));
+        out = out.concat(plane.vectors("q", i), plane.vectors("k", j), i === row ? plane.feet(j) : []);
         if (r.S[i][j] === -Infinity) out = out.concat(sources([padded(j) ? "pad" : "causal"]));
         if (i === row) out = out.concat(lines("dot", "data-j", j), lines("scaled"), lines("add_mask"), lines("mask_hides", "data-j", j));
       } else if (name === "A") {
-        out = cellsOf("S", function (a) { return a === i; });
+        out = cellsOf("S", function (a) { return a === i; }).concat(plane.vectors("q", i), plane.vectors("k"));
         if (i === row) out = out.concat(lines("shares"));
       } else if (name === "O") {
-        out = cellsOf("A", function (a) { return a === i; }).concat(cellsOf("V", function (a, b) { return b === j; }));
+        out = cellsOf("A", function (a) { return a === i; }).concat(cellsOf("V", function (a, b) { return b === j; }),
+          plane.vectors("v"), plane.vectors("o", i));
         if (i === row) out = out.concat(lines("out_cell", "data-c", j));
       } else {
         var w = PARAM_TABLE[name], x = name !== "Q" && st.tables.Xs ? "Xs" : "X", names = [];
         st.tables.X[0].forEach(function (_, p) { names.push(x + "[" + i + "," + p + "]", w + "[" + p + "," + j + "]"); });
-        out = sources(names);
+        out = sources(names).concat(plane.vectors(name.toLowerCase(), i), name === "Q" ? plane.vectors("x", i) : keyPoint(i));
         if (name === "Q" && i === row) out = out.concat(lines("receiver"));
         if (name !== "Q") out = out.concat(lines("readable", "data-j", i), lines("masked_pos", "data-j", i));
       }
@@ -618,6 +1165,15 @@
     function link(td) {
       clearLinks();
       if (!td || !st.result) { explain.textContent = hint; return; }
+      var kind = td.getAttribute("data-vector");
+      if (kind) {  // a vector of the plane
+        var at = Number(td.getAttribute("data-row"));
+        td.setAttribute("data-active", "");
+        linked = vectorLinks(kind, at);
+        linked.forEach(function (n) { n.setAttribute("data-linked", ""); });
+        explain.textContent = vectorText(kind, at);
+        return;
+      }
       var name = td.getAttribute("data-matrix"), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
       td.setAttribute("data-active", "");
       linked = linkedSet(name, i, j);
@@ -649,14 +1205,17 @@
     }
 
     var focused = null;
-    function onOver(e) { var td = cellFrom(e.target); if (td && td !== st.active) { st.active = td; link(td); } }
+    function linkable(target) { return cellFrom(target) || plane.vectorFrom(target); }
+    function onOver(e) { var td = linkable(e.target); if (td && td !== st.active) { st.active = td; link(td); } }
     function onOut(e) {
-      var td = cellFrom(e.target);
+      var td = linkable(e.target);
       if (!td || (e.relatedTarget && td.contains(e.relatedTarget))) return;
       st.active = focused;
       link(focused);
     }
     function onFocusIn(e) {
+      var handle = plane.vectorFrom(e.target);
+      if (handle) { focused = handle; st.active = handle; link(handle); return; }
       var td = cellFrom(e.target);
       if (!td) return;
       focused = td;
@@ -668,8 +1227,8 @@
       link(td);
     }
     function onFocusOut(e) {
-      var td = cellFrom(e.target);
-      if (!td || (e.relatedTarget && cellFrom(e.relatedTarget))) return;
+      var td = linkable(e.target);
+      if (!td || (e.relatedTarget && linkable(e.relatedTarget))) return;
       focused = null;
       st.active = null;
       link(null);
@@ -773,9 +1332,11 @@
       if (st.result) drawAll();
     };
     view.resultsId = resultsId;
+    view.plane = plane;
     view.handles = handles;
     view.destroy = function () {
       if (observer) observer.disconnect();
+      plane.destroy();
       if (workedFrame) cancelAnimationFrame(workedFrame);
       Object.keys(listeners).forEach(function (type) { wrap.removeEventListener(type, listeners[type]); });
       if (wrap.parentNode) wrap.parentNode.removeChild(wrap);
@@ -790,6 +1351,9 @@
     luminance: luminance,
     textColour: textColour,
     cellColour: cellColour,
+    planeModel: planeModel,
+    planeBox: planeBox,
+    convexHull: convexHull,
     mountView: mountView
   };
 });

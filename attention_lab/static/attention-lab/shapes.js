@@ -480,6 +480,16 @@
     // with their buttons and the stage's lines, and the controls, first for Tab, go under them.
     this.view = render.mountView(root, { strings: str, core: core, sourceRoot: panel,
       shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); },
+      // A point of the plane (d_model = d_k = d_v = 2) dragged or moved with the arrow keys: that row
+      // of X (or Xs), snapped and clamped by the view to the boxes' step and range.
+      ranges: config.ranges, onPoint: function (table, i, v) {
+        var row = self.state.tables[table] && self.state.tables[table][i];
+        if (!row) return;
+        self.notes = [];
+        row[0] = v[0];
+        row[1] = v[1];
+        self.update();
+      },
       onLayout: function () { if (self.fitter) self.fitter.resized(); } });
     var wrap = root.querySelector(".al-view");
     wrap.insertBefore(panel, wrap.firstChild);

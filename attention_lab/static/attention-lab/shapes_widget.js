@@ -69,6 +69,21 @@ async function renderShapes({ model, el }) {
     findSources: sourcesIn(labBox),
     onRow: (i) => { model.set("row", i); model.save_changes(); redraw(); },
     onLayout: () => fitter.resized(),
+    // A point of the plane (d_model = d_k = d_v = 2) dragged or moved with the arrow keys: that row
+    // of X (or Xs) set on its number boxes' models, drawn at once.
+    ranges: config.ranges,
+    onPoint: (table, i, v) => {
+      applying = true;
+      try {
+        v.forEach((x, c) => {
+          const m = models[table + "[" + i + "," + c + "]"];
+          if (m && m.get("value") !== x) { m.set("value", x); m.save_changes(); }
+        });
+      } finally {
+        applying = false;
+      }
+      redraw();
+    },
   });
   const fitter = new window.AttentionShapesLab.StripFitter(container);
 

@@ -95,6 +95,21 @@ async function renderLab({ model, el }) {
       models.row.set("index", i);
       models.row.save_changes();
     },
+    // A point of the plane dragged (or moved with the arrow keys): that row of X's sliders, set
+    // here on their models (the kernel receives them as from a drag) and drawn at once.
+    onPoint: (table, i, v, settling) => {
+      applying = true;
+      try {
+        v.forEach((x, c) => {
+          const m = models[table + "[" + i + "," + c + "]"];
+          if (m && m.get("value") !== x) { m.set("value", x); m.save_changes(); }
+        });
+      } finally {
+        applying = false;
+      }
+      dragging = !!settling;
+      redraw();
+    },
   });
 
   // Notes of values the reader typed that coerce changed (d_k 3.5 -> 4): kept while the control
