@@ -251,7 +251,9 @@ def test_hostile_link_is_ignored_with_a_visible_note_and_nothing_injected(chapte
     assert twin.page.evaluate("() => window.__pwned") is None
     lab = twin.root
     assert lab.locator("script").count() == 1  # only the config
-    assert lab.locator("img, svg, iframe, object").count() == 0
+    # Nothing injected: the only SVG is the view's own vector plane (two panels).
+    assert lab.locator("img, iframe, object, svg:not(.al-plane-svg)").count() == 0
+    assert lab.locator("svg.al-plane-svg").count() == 2
     assert twin.page.locator("img[src='x'], svg[onload]").count() == 0
     params = twin.params()
     assert params["X[0,0]"] == default_params()["X[0,0]"]
@@ -357,6 +359,8 @@ def test_arrow_keys_in_a_number_box_step_by_the_sliders_step_and_apply_at_once(c
 LINKED = """root => [...root.querySelectorAll("[data-linked]")].map(e =>
   e.dataset.matrix ? e.dataset.matrix + "," + e.dataset.row + "," + e.dataset.col
   : e.dataset.labSource ? "src:" + e.dataset.labSource
+  : e.dataset.vector ? "vec:" + e.dataset.vector + ":" + e.dataset.row
+  : e.classList.contains("al-foot") ? "foot:" + e.dataset.key
   : "line:" + e.dataset.line + (e.dataset.j ? ":" + e.dataset.j : "") + (e.dataset.c ? ":" + e.dataset.c : "")).sort()"""
 BOX = "e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }"
 
@@ -538,11 +542,13 @@ def test_print_is_a_static_coloured_snapshot_in_one_piece(lab_page):
     twin.page.emulate_media(media="print")
     style = twin.root.evaluate("""r => ({adjust: getComputedStyle(r).printColorAdjust,
         brk: getComputedStyle(r).breakInside,
+        // A second page only between its parts: each part is kept whole.
+        parts: [...r.querySelectorAll(".al-sao, .al-qkv, .al-worked, .al-plane")].map(e => getComputedStyle(e).breakInside),
         // No control on paper; the row headers of S, A, O (buttons on screen) print as labels.
         shown: [...r.querySelectorAll("input, button:not(.al-rowpick), .al-controls")]
             .filter(e => e.getClientRects().length).length,
         position: getComputedStyle(r.querySelector(".al-results")).position})""")
-    assert style == {"adjust": "exact", "brk": "avoid", "shown": 0, "position": "static"}
+    assert style == {"adjust": "exact", "brk": "auto", "parts": ["avoid"] * 4, "shown": 0, "position": "static"}
     assert twin.root.locator("td[data-matrix='O']").first.evaluate("td => getComputedStyle(td).backgroundColor") == colour
     assert twin.cells() == before and twin.root.locator("td[data-matrix='O']").first.is_visible()
     assert twin.root.locator("[data-lab-worked]").is_visible()
@@ -565,7 +571,24 @@ def test_skip_link_jumps_from_the_controls_to_the_results(lab_page):
 # ---------------------------------------------------------------- issue 8: where every number comes from
 
 def expected_linked(name: str, i: int, j: int, r, row: int) -> set:
-    """What a cell is computed from, and the worked lines (of the explained row) that compute it."""
+    """What a cell is computed from, and the worked lines (of the explained row) that compute it,
+    and the vectors of the plane it comes from (issue 25)."""
+    return expected_cells_and_lines(name, i, j, r, row) | expected_vectors(name, i, j, row)
+
+
+def expected_vectors(name: str, i: int, j: int, row: int) -> set:
+    """S[i,j]: q_i and k_j (and k_j's foot on q's line in the explained row); A[i,j]: q_i and every k;
+    O[i,·]: every v and o_i; a row of Q, K or V: its arrow and the point x it comes from."""
+    if name == "S":
+        return {f"vec:q:{i}", f"vec:k:{j}"} | ({f"foot:{j}"} if i == row else set())
+    if name == "A":
+        return {f"vec:q:{i}", "vec:k:0", "vec:k:1"}
+    if name == "O":
+        return {"vec:v:0", "vec:v:1", f"vec:o:{i}"}
+    return {f"vec:{name.lower()}:{i}", f"vec:x:{i}"}
+
+
+def expected_cells_and_lines(name: str, i: int, j: int, r, row: int) -> set:
     masked = lambda a, b: math.isinf(r.S[a, b])  # noqa: E731
     cells = lambda m, pick: {f"{m},{a},{b}" for a in range(2) for b in range(2) if pick(a, b)}  # noqa: E731
     if name == "S":

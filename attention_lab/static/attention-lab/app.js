@@ -10,8 +10,11 @@
  *
  * The address bar follows the state (history.replaceState, no history entries):
  * ?X=1,1,1,-1&Wq=..&Wk=..&Wv=..&d_k=2&causal=1&row=1, and no query at the baseline, so a
- * reload shows what was on screen.  A dragged slider's address is written when the value
- * settles (let go, a short rest, the page hidden or left), every other change's at once.
+ * reload shows what was on screen.  A drag's address (a slider's, a plane point's) is written
+ * when it is let go; a key's and a typed value's after a short rest (a held arrow key repeats
+ * faster than that, and history.replaceState costs more than the redraw), with the change
+ * marks at once; either also when the page is hidden or left.  A button's, a link's, the
+ * mask's and the row's address at once.
  * Link values are data only: parsed as numbers, checked,
  * clamped, and any problem is shown with textContent, never as HTML.
  *
@@ -28,6 +31,9 @@
   /** The address bar waits this long (ms) for a dragged value to rest; letting go writes it at
    *  once.  history.replaceState is slow and rate-limited (Safari throws after ~100 in 30 s). */
   var URL_IDLE_MS = 300;
+  /** A finger on a slider's track moves it only after going this far (CSS px) more sideways than
+   *  up or down; going further up or down first is a scroll. */
+  var TOUCH_SLOP = 8;
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -209,27 +215,77 @@
         inputmode: "decimal", autocomplete: "off", spellcheck: "false",
         "aria-valuemin": String(range.min), "aria-valuemax": String(range.max),
         "aria-label": dk ? (tw.d_k_value || name) : fill(tw.exact_value || "{name}", { name: spoken }) });
-      slider.addEventListener("input", function () {
+      function sliderValue() { return dk ? DK_POWERS[Number(slider.value)] : Number(slider.value); }
+      function slide(v) {
         self.typedNotes = [];
-        self.setParam(name, dk ? DK_POWERS[Number(slider.value)] : Number(slider.value), slider);
+        self.setParam(name, v, slider);
+      }
+      // A finger on the track (issue 29): Chromium puts the value where the finger lands (at
+      // touchstart) and, when the finger goes on up or down, scrolls the page (lab.css: touch-action
+      // pan-y) and sends pointercancel.  So a touch's value waits: until the finger has gone
+      // TOUCH_SLOP px more sideways than up or down (a drag: the value is taken and the slider follows
+      // from there), or lifts before that (a tap: the value where it landed, as a click).  Until then
+      // the thumb stays where it was; a swipe that scrolls, or a cancelled touch, leaves the value as
+      // it was before the finger came (and puts it back if a sideways start had moved it).
+      var touch = null;  // {id, x, y, before, drag: undefined (not yet known) | true | false, value: held}
+      slider.addEventListener("pointerdown", function (e) {
+        touch = e.pointerType !== "touch" ? null
+          : { id: e.pointerId, x: e.clientX, y: e.clientY, before: self.state.params[name], drag: undefined, value: null };
+      });
+      slider.addEventListener("pointermove", function (e) {
+        if (!touch || e.pointerId !== touch.id || touch.drag !== undefined) return;
+        var dx = Math.abs(e.clientX - touch.x), dy = Math.abs(e.clientY - touch.y);
+        if (Math.max(dx, dy) < TOUCH_SLOP) return;
+        touch.drag = dx > dy;
+        if (touch.drag && touch.value !== null) slide(touch.value);
+      });
+      slider.addEventListener("pointerup", function (e) {
+        if (!touch || e.pointerId !== touch.id) return;
+        var t = touch;
+        touch = null;
+        if (t.drag === undefined && t.value !== null) slide(t.value);
+      });
+      slider.addEventListener("pointercancel", function (e) {
+        if (!touch || e.pointerId !== touch.id) return;
+        var t = touch;
+        touch = null;
+        if (self.state.params[name] !== t.before) self.setParam(name, t.before); else self.showControl(name);
+      });
+      slider.addEventListener("input", function () {
+        // A touch not (yet) a sideways drag: its value is held and the thumb put back.
+        if (touch && touch.drag !== true) { touch.value = sliderValue(); self.showControl(name); return; }
+        slide(sliderValue());
       });
       // Let go, or a key press: the address is written and the view shows what the gesture changed.
       slider.addEventListener("change", function () { self.syncUrl(); self.view.settle(); });
+      /** The box's text as a change takes it ({value, note}, coerce), or null when it shows the value. */
+      function typed() {
+        var now = self.state.params[name];
+        return text.value === String(now) ? null : core.coerce(name, text.value, config.ranges, config.baseline, now);
+      }
+      function noteTyped(c) {
+        self.typedNotes = c && c.note ? [c.note] : [];
+        self.notedNames = c && c.note ? [name] : [];
+      }
+      // What is typed is taken on Enter (change) and whenever the box is left (Tab, a click or a tap
+      // elsewhere, a button): blur too, since no change event comes for a text a key had put there.
       function applyTyped() {
-        var c = core.coerce(name, text.value, config.ranges, config.baseline, self.state.params[name]);
-        self.typedNotes = c.note ? [c.note] : [];
-        self.notedNames = c.note ? [name] : [];
-        self.setParam(name, c.value);
+        var c = typed();
+        if (!c) return;
+        noteTyped(c);
+        self.setParam(name, c.value, null, "keyed");
       }
       text.addEventListener("change", applyTyped);
+      text.addEventListener("blur", applyTyped);
       // ↑/↓ step the box as the slider steps (d_k: to the next power of two, as its stops), PgUp/PgDn
-      // by ten steps (d_k: two stops); at once, as a slider does, and settled (marks, address) at once.
+      // by ten steps (d_k: two stops), from what is typed if anything is (taken as Enter would, with
+      // its note); at once, as a slider does, with the change marks at once and the address later.
       var KEYS = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
       text.addEventListener("keydown", function (e) {
         var k = KEYS[e.key];
         if (!k || e.altKey || e.ctrlKey || e.metaKey) return;
         e.preventDefault();
-        var now = self.state.params[name], v;
+        var c = typed(), now = c ? c.value : self.state.params[name], v;
         if (dk) {
           var up = DK_POWERS.filter(function (p) { return k > 0 ? p > now : p < now; });
           var hops = Math.min(Math.abs(k) > 1 ? 2 : 1, up.length);
@@ -237,8 +293,8 @@
         } else {
           v = Math.min(range.max, Math.max(range.min, Number((now + k * range.step).toFixed(10))));
         }
-        self.typedNotes = [];
-        self.setParam(name, v);
+        noteTyped(c);
+        self.setParam(name, v, null, "keyed");
       });
       wrap.appendChild(label);
       if (dk) {
@@ -273,15 +329,17 @@
   };
 
   /** Change one parameter (a slider move, a typed value, the checkbox) and redraw; a slider
-   *  being moved (`from`) has its address written when it settles. */
-  Lab.prototype.setParam = function (name, value, from) {
+   *  being moved (`from`) settles when it is let go, a `pace` of "keyed" writes the address later
+   *  (update). */
+  Lab.prototype.setParam = function (name, value, from, pace) {
     this.state.params[name] = value;
     this.showControl(name, from);
-    this.update(!!from);
+    this.update(from ? "moving" : pace);
   };
 
   /** Row i of X from the plane (already snapped to the step and clamped by the view); `settling`
-   *  while a drag goes on (the address is written when it ends, as a slider's). */
+   *  while a drag goes on (the address is written when it is let go, as a slider's); an arrow key
+   *  (and the let-go itself) settle at once and write the address later. */
   Lab.prototype.setPoint = function (i, v, settling) {
     var p = this.state.params, n0 = "X[" + i + ",0]", n1 = "X[" + i + ",1]";
     if (p[n0] === v[0] && p[n1] === v[1] && settling) return;
@@ -290,7 +348,7 @@
     p[n1] = v[1];
     this.showControl(n0);
     this.showControl(n1);
-    this.update(!!settling);
+    this.update(settling ? "moving" : "keyed");
   };
 
   Lab.prototype.setRow = function (row) {
@@ -314,9 +372,11 @@
     this.update();
   };
 
-  /** Recompute everything from the state and redraw it; the address now, or with `later`
-   *  once the value settles (syncUrlLater). */
-  Lab.prototype.update = function (later) {
+  /** Recompute everything from the state and redraw it.  `pace`: none (a button, a link, the mask,
+   *  the row): the view settled (change marks, notes) and the address written now; "keyed" (a key,
+   *  a typed value): the view settled now, the address once the state rests (syncUrlLater);
+   *  "moving" (a drag under way): the marks, the notes and the address when it settles. */
+  Lab.prototype.update = function (pace) {
     var s = this.config.strings || {}, labStr = s.lab || {};
     var state = this.state, result = null, notes;
     this._parts.rowInputs.forEach(function (r, i) { if (r.checked !== (i === state.row)) r.checked = i === state.row; });
@@ -330,12 +390,12 @@
       return null;
     }
     this.result = result;
-    this.view.update({ params: state.params, result: result, row: state.row, notes: notes, settling: !!later });
+    this.view.update({ params: state.params, result: result, row: state.row, notes: notes, settling: pace === "moving" });
     this.showPrintLine();
     // The copied link is of the state it was copied from: the next change takes its box away.
     var link = this._link;
     if (link && !link.box.hidden && core.toQuery(state.params, state.row) !== link.query) link.box.hidden = true;
-    if (later) this.syncUrlLater(); else this.syncUrl();
+    if (pace) this.syncUrlLater(); else this.syncUrl();
     return result;
   };
 

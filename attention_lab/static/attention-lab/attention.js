@@ -157,6 +157,14 @@
     return r;
   }
 
+  /** Why a computation was refused, in Chinese (attention_lab.strings.error_text): strings.errors
+   *  for the error's kind, else its "other" sentence with the error's name; the message is English. */
+  function errorText(error, strings) {
+    var t = (strings && strings.errors) || {}, kind = error && error.kind;
+    if (typeof kind === "string" && kind.charAt(0) !== "_" && t[kind]) return t[kind];
+    return t.other ? t.other.split("{type}").join((error && error.name) || "Error") : String(error && error.message);
+  }
+
   // ---------------------------------------------------------------- params
 
   function tableOf(name) { return name.split("[")[0]; }
@@ -233,6 +241,30 @@
     if (text.indexOf(".") >= 0) text = text.replace(/0+$/, "").replace(/\.$/, "");
     if (text === "-0" || text === "") return "0";
     return text.charAt(0) === "-" ? "−" + text.slice(1) : text;
+  }
+
+  var SUPERSCRIPTS = { "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹", "-": "⁻" };
+  var POWER_SIGN = "×10";
+
+  /** A positive number given by its base-10 logarithm, "3.2×10⁻¹⁰⁰" (formatting.format_power):
+   *  two significant digits, from the logarithm, so exp(−1000) (0 in floats) is still written. */
+  function formatPower(log10) {
+    var exponent = Math.floor(log10), mantissa = formatValue(Math.pow(10, log10 - exponent), 1);
+    if (mantissa === "10") { exponent += 1; mantissa = "1"; }
+    return mantissa + POWER_SIGN + String(exponent).replace(/[0-9-]/g, function (c) { return SUPERSCRIPTS[c]; });
+  }
+
+  /** Share j of one row of A as a table cell writes it (formatting.format_share; scores: that row
+   *  of S): formatValue, but a readable share that would show as 0, or as 1 beside another
+   *  readable one, shows its bound ("<0.001", ">0.999"); a masked share (−∞ score) stays "0". */
+  function formatShare(shares, scores, j, digits) {
+    if (digits === undefined) digits = 3;
+    var text = formatValue(shares[j], digits);
+    if (scores[j] === -Infinity) return text;
+    var readable = scores.filter(function (s) { return s !== -Infinity; }).length;
+    if (text === "0") return "<" + (digits > 0 ? "0." + "0".repeat(digits - 1) + "1" : "1");
+    if (text === "1" && readable > 1) return ">" + formatValue(1 - Math.pow(10, -digits), digits);
+    return text;
   }
 
   /** Typed characters read as their ASCII twins (as attention_lab.params._TYPED): full-width
@@ -462,23 +494,40 @@
   function eqSign(xs) { return xs.every(function (x) { return exact(x); }) ? "=" : "≈"; }
 
   /** A shown decimal (fmt's text) as an exact scaled integer {n: BigInt, s: decimals}, as worked.shown. */
-  function shown(x) {
-    var text = fmt(x), neg = text.charAt(0) === "−";
+  function shown(x) { return shownText(fmt(x)); }
+  /** The exact value of a text as the worked text writes numbers (formatting.power_value): a decimal,
+   *  "3.2×10⁻¹⁰⁰" or "1 − 3.2×10⁻¹⁰⁰", as {n: BigInt, s: decimals}. */
+  function shownText(text) {
+    if (text.indexOf("1 − ") === 0) {
+      var rest = shownText(text.slice(4));
+      return { n: pow10(rest.s) - rest.n, s: rest.s };
+    }
+    var power = 0, at = text.indexOf(POWER_SIGN);
+    if (at >= 0) {
+      power = Number(text.slice(at + POWER_SIGN.length).replace(/[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]/g, function (c) {
+        return c === "⁻" ? "-" : String("⁰¹²³⁴⁵⁶⁷⁸⁹".indexOf(c));
+      }));
+      text = text.slice(0, at);
+    }
+    var neg = text.charAt(0) === "−";
     if (neg) text = text.slice(1);
-    var parts = text.split("."), frac = parts[1] || "", n = BigInt(parts[0] + frac);
-    return { n: neg ? -n : n, s: frac.length };
+    var parts = text.split("."), frac = parts[1] || "", n = BigInt(parts[0] + frac), s = frac.length - power;
+    if (s < 0) { n = n * pow10(-s); s = 0; }
+    return { n: neg ? -n : n, s: s };
   }
   function pow10(k) { return BigInt("1" + "0".repeat(k)); }
   function atScale(a, s) { return a.n * pow10(s - a.s); }
   function decSame(a, b) { var s = Math.max(a.s, b.s); return atScale(a, s) === atScale(b, s); }
   function decSign(a) { return a.n > BigInt(0) ? 1 : (a.n < BigInt(0) ? -1 : 0); }
 
-  /** "=" when the shown factors, multiplied and added exactly, give the shown result (worked._sum_eq). */
+  /** "=" when the shown factors, multiplied and added exactly, give the shown result (worked._sum_eq);
+   *  a factor is a number or the text it is shown as (a share of softmaxTexts). */
   function sumEq(pairs, result) {
     if (!exact(result)) return "≈";
     var total = { n: BigInt(0), s: 0 };
+    function value(x) { return typeof x === "string" ? shownText(x) : shown(x); }
     pairs.forEach(function (p) {
-      var a = shown(p[0]), b = shown(p[1]), prod = { n: a.n * b.n, s: a.s + b.s };
+      var a = value(p[0]), b = value(p[1]), prod = { n: a.n * b.n, s: a.s + b.s };
       var s = Math.max(total.s, prod.s);
       total = { n: atScale(total, s) + atScale(prod, s), s: s };
     });
@@ -512,7 +561,7 @@
    *  as worked.STAGE; the step-through follows it. */
   var WORKED_STAGE = {};
   ["receiver readable masked_pos masked_pad", "step1 dot raw_scores", "step2 scaled no_scaling",
-    "step3 add_mask mask_hides mask_none", "step4 sub_max exp exp_sum shares masked_share",
+    "step3 add_mask mask_hides mask_none", "step4 sub_max exp exp_sum shares masked_share tiny_share",
     "step5 out_cell output"].forEach(function (keys, stage) {
     keys.split(" ").forEach(function (k) { WORKED_STAGE[k] = stage; });
   });
@@ -528,6 +577,39 @@
       template = template.split("{" + key + "}").join(String(values[key]));
     });
     return template;
+  }
+
+  /** log Σ exp(v) without underflow: the largest first, the terms added left to right (worked._log_sum_exp). */
+  function logSumExp(values) {
+    var top = Math.max.apply(null, values), sum = 0;
+    values.forEach(function (v) { sum += Math.exp(v - top); });
+    return top + Math.log(sum);
+  }
+
+  /** worked.softmax_texts: {exps, total, shares} as the worked text writes them: fmt, except what
+   *  would show as 0 or 1 while it is not (a readable key's exp or share, a share beside another
+   *  readable key, the sum then): "3.2×10⁻¹⁰⁰", "1 − 3.2×10⁻¹⁰⁰", "1 + 3.2×10⁻¹⁰⁰". */
+  function softmaxTexts(shifted, exps, total, shares, readable) {
+    var live = [];
+    readable.forEach(function (r, j) { if (r) live.push(j); });
+    var expTexts = exps.map(fmt), shareTexts = shares.map(fmt), totalText = fmt(total);
+    live.forEach(function (j) { if (expTexts[j] === "0") expTexts[j] = formatPower(shifted[j] / Math.LN10); });
+    if (live.length > 1) {
+      var logTotal = Math.log(total);
+      if (totalText === "1") {
+        var top = live.filter(function (j) { return shifted[j] === 0; })[0];
+        totalText = "1 + " + formatPower(logSumExp(live.filter(function (j) { return j !== top; })
+          .map(function (j) { return shifted[j]; })) / Math.LN10);
+      }
+      live.forEach(function (j) {
+        if (shareTexts[j] === "0") shareTexts[j] = formatPower((shifted[j] - logTotal) / Math.LN10);
+        else if (shareTexts[j] === "1") {
+          var rest = logSumExp(live.filter(function (k) { return k !== j; }).map(function (k) { return shifted[k]; }));
+          shareTexts[j] = "1 − " + formatPower((rest - logTotal) / Math.LN10);
+        }
+      });
+    }
+    return { exps: expTexts, total: totalText, shares: shareTexts };
   }
 
   /** worked.worked_steps: [{kind, key, stage, text, j?, c?}].  templates: strings_zh.json's
@@ -596,20 +678,26 @@
     var exps = shifted.map(function (s, j) { return readable[j] ? Math.exp(s) : 0; });
     var total = 0;
     exps.forEach(function (e) { total += e; });
+    var texts = softmaxTexts(shifted, exps, total, A, readable);
     add("line", "sub_max", { vec: vec(shifted) });
-    add("line", "exp", { vec: vec(exps) });
-    add("line", "exp_sum", { value: fmt(total) });
-    add("line", "shares", { vec: vec(A) });
+    add("line", "exp", { vec: "[" + texts.exps.join(", ") + "]" });
+    add("line", "exp_sum", { value: texts.total });
+    add("line", "shares", { vec: "[" + texts.shares.join(", ") + "]" });
     range.forEach(function (j) { if (!readable[j]) add("note", "masked_share", { tok: tok(j), j: j }); });
+    range.forEach(function (j) {
+      var text = texts.shares[j];
+      if (readable[j] && text !== fmt(A[j]) && text.indexOf("1 ") !== 0) add("note", "tiny_share", { tok: tok(j), j: j, value: text });
+    });
+    var soft = texts.shares.map(function (text) { return /[ ×]/.test(text) ? "(" + text + ")" : text; });
 
     add("head", "step5");
     var allCells = "=";
     for (var c = 0; c < result.V[0].length; c++) {
       var used = range.filter(function (j) { return readable[j]; });
       var expr = used.map(function (j) {
-        return fmt(A[j]) + "×" + factor(result.V[j][c]);
+        return soft[j] + "×" + factor(result.V[j][c]);
       }).join(" + ");
-      var cellEq = sumEq(used.map(function (j) { return [A[j], result.V[j][c]]; }), O[c]);
+      var cellEq = sumEq(used.map(function (j) { return [texts.shares[j], result.V[j][c]]; }), O[c]);
       if (cellEq !== "=") allCells = "≈";
       add("line", "out_cell", { c: c, expr: expr, eq: cellEq, value: fmt(O[c]) });
     }
@@ -643,6 +731,11 @@
     pyFixed: pyFixed,
     pyG: pyG,
     formatValue: formatValue,
+    formatPower: formatPower,
+    formatShare: formatShare,
+    errorText: errorText,
+    softmaxTexts: softmaxTexts,
+    shownText: shownText,
     toQuery: toQuery,
     fromQuery: fromQuery,
     fmt: fmt,

@@ -333,6 +333,10 @@
           if (p.svg !== e.target) return;
           var w = Math.round(e.contentRect.width), h = Math.round(e.contentRect.height);
           if (w > 0 && h > 0 && (w !== p.w || h !== p.h)) { p.w = w; p.h = h; changed = true; }
+          // The score lines' spacing follows their font size (larger on a phone).
+          var text = p.svg.querySelector(".al-score");
+          var fs = text ? parseFloat(getComputedStyle(text).fontSize) : 0;
+          if (fs > 0 && Math.abs(fs * 1.2 - lineH) > 0.5) { lineH = fs * 1.2; changed = true; }
         });
       });
       if (changed && last) { plane.frozen = null; draw(last.st, true); }
@@ -340,6 +344,7 @@
     if (observer) Object.keys(panels).forEach(function (n) { observer.observe(panels[n].svg); });
 
     var plane = { root: figure, frozen: null };
+    var lineH = 14;
     var parts = null, builtAs = null, last = null, dragging = null;
 
     function arrow(parent, kind, row, cls) {
@@ -427,6 +432,18 @@
     }
 
     function r1(v) { return Math.round(v * 10) / 10; }
+    /** Where the line through the origin along d crosses the panel's edges: [x1, y1, x2, y2] in pixels. */
+    function lineInPanel(map, d) {
+      var px = map.X(0), py = map.Y(0), dx = d[0], dy = -d[1], lo = -Infinity, hi = Infinity;
+      [[dx, px, map.w], [dy, py, map.h]].forEach(function (a) {
+        if (a[0] === 0) return;
+        var t1 = (0 - a[1]) / a[0], t2 = (a[2] - a[1]) / a[0];
+        lo = Math.max(lo, Math.min(t1, t2));
+        hi = Math.min(hi, Math.max(t1, t2));
+      });
+      if (!(hi > lo) || !isFinite(lo) || !isFinite(hi)) return [px, py, px, py];
+      return [px + lo * dx, py + lo * dy, px + hi * dx, py + hi * dy];
+    }
     function drawArrow(a, map, v, label, side) {
       var x1 = map.X(0), y1 = map.Y(0), x2 = map.X(v[0]), y2 = map.Y(v[1]);
       var dx = x2 - x1, dy = y2 - y1, len = Math.sqrt(dx * dx + dy * dy);
@@ -521,13 +538,13 @@
       var scoresOn = step === 0 || step >= 1, sharesOn = (step === 0 || step >= 4) && !predict, mixOn = (step === 0 || step >= 5) && !predict;
 
       // The line through q_i (both ways), the feet of the keys on it.
-      var q = model.q, far = 4 * Math.max(Lm.box.x1 - Lm.box.x0, Lm.box.y1 - Lm.box.y0) / (model.qNorm || 1);
-      setAttr(parts.qline, "x1", r1(Lm.X(-q[0] * far))); setAttr(parts.qline, "y1", r1(Lm.Y(-q[1] * far)));
-      setAttr(parts.qline, "x2", r1(Lm.X(q[0] * far))); setAttr(parts.qline, "y2", r1(Lm.Y(q[1] * far)));
+      var q = model.q, ends = lineInPanel(Lm, q);
+      setAttr(parts.qline, "x1", r1(ends[0])); setAttr(parts.qline, "y1", r1(ends[1]));
+      setAttr(parts.qline, "x2", r1(ends[2])); setAttr(parts.qline, "y2", r1(ends[3]));
       show(parts.qline, model.qNorm > 0 && scoresOn);
       var dkText = format(r.d_k);
       // Which top corner has fewer tips near it (the score lines go there).
-      var band = 16 + 14 * model.keys.length, leftN = 0, rightN = 0;
+      var band = 4 + lineH * model.keys.length, leftN = 0, rightN = 0;
       X.concat(res.Q, res.K, cross ? Xs : []).forEach(function (p) {
         var px = Lm.X(p[0]), py = Lm.Y(p[1]);
         if (py > band) return;
@@ -552,7 +569,7 @@
         // The numbers in a column in the panel's emptier top corner (at the baseline a foot, a
         // key's tip and the query's tip are one point: labels there would cover each other).
         setAttr(f.text, "x", corner === "end" ? Lm.w - 5 : 5);
-        setAttr(f.text, "y", 13 + 14 * j);
+        setAttr(f.text, "y", r1(lineH * (0.95 + j)));
         setAttr(f.text, "text-anchor", corner);
         if (f.text.textContent !== text) f.text.textContent = text;
         show(f.g, scoresOn && (model.qNorm > 0 || j === 0));
@@ -669,8 +686,12 @@
       ctx.onPoint(tableOf(g), Number(g.getAttribute("data-row")),
         [snap(cur[0] + d[0] * k * range.step, range), snap(cur[1] + d[1] * k * range.step, range)], false);
     }
+    // A finger on a point drags it and never scrolls the page (touch-action is not honoured on SVG
+    // children everywhere); anywhere else on the plane a swipe scrolls as usual.
+    function onTouch(e) { if (ctx.onPoint && handleOf(e.target) && e.cancelable) e.preventDefault(); }
     var listeners = { pointerdown: onDown, pointermove: onMove, pointerup: onUp, pointercancel: onUp, lostpointercapture: onUp, keydown: onKey };
     Object.keys(listeners).forEach(function (t) { figure.addEventListener(t, listeners[t]); });
+    figure.addEventListener("touchstart", onTouch, { passive: false });
 
     plane.draw = draw;
     plane.dragging = function () { return !!dragging; };
@@ -690,6 +711,7 @@
     plane.destroy = function () {
       if (observer) observer.disconnect();
       Object.keys(listeners).forEach(function (t) { figure.removeEventListener(t, listeners[t]); });
+      figure.removeEventListener("touchstart", onTouch, { passive: false });
     };
     return plane;
   }

@@ -608,7 +608,7 @@
     try {
       result = compute(s);
     } catch (e) {
-      notes.push(fill(ss.error, { message: e.message }));
+      notes.push(fill(ss.error, { message: core.errorText(e, this.config.strings) }));
       if (this.shown) this.view.update(Object.assign({}, this.shown, { notes: notes }));
       return null;
     }

@@ -130,7 +130,7 @@ async function renderShapes({ model, el }) {
       const t = s.tables;
       result = core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null, s.mode === "self" && s.causal, s.pad);
     } catch (e) {
-      const error = (ss.error || "{message}").split("{message}").join(e.message);
+      const error = (ss.error || "{message}").split("{message}").join(core.errorText(e, strings));
       if (shown) view.update(Object.assign({}, shown, { notes: [error].concat(notes(s)) }));
       return;
     }

@@ -154,7 +154,7 @@ async function renderLab({ model, el }) {
     try {
       result = core.attentionFromParams(p);
     } catch (e) {
-      const error = ((strings.lab || {}).error || "{message}").split("{message}").join(e.message);
+      const error = ((strings.lab || {}).error || "{message}").split("{message}").join(core.errorText(e, strings));
       view.update({ params: view.state.params || config.baseline, result: null, row: row(), notes: [error].concat(notes(p)) });
       return;
     }
