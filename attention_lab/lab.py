@@ -50,8 +50,9 @@ READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f", "d_k": ".0f"}
 
 #: Scoped CSS for the ipywidgets controls (the view brings lab.css).  Only affects ``.f11-lab``.
 #: The lab is one grid: the sliders (four 2x2 tables, d_k, the mask, the row, the buttons) in
-#: the first column, S, A, O (values at 28 px) in the second, and the rest of the view (its
-#: step/predict buttons, the explanation, the notes, Q/K/V, the worked text) under both.  The
+#: the first column, S, A, O (values at 28 px) in the second; under the sliders, beside S, A, O,
+#: the view's step/predict buttons, its vector plane, the explanation and the notes (so the plane
+#: is on screen with S, A, O), and Q/K/V and the worked text under both.  The
 #: view's own wrappers take no box there (display: contents), so its parts become the grid's
 #: items.  That grid fits the notebook's width with JupyterLab's file browser open at 1024x768
 #: (about 600 px for the output), which is how Binder opens a notebook.  Narrower (a phone, a
@@ -80,9 +81,12 @@ CSS = """
 .f11-lab:not(.f11-stack) { display: grid; grid-template-columns: minmax(0, 1fr) auto; align-items: start; }
 .f11-lab:not(.f11-stack) > .lm-Widget:not(.f11-controls),
 .f11-lab:not(.f11-stack) .attention-lab-jupyter.al-lab, .f11-lab:not(.f11-stack) .al-lab .al-view { display: contents; }
-.f11-lab:not(.f11-stack) .al-lab .al-results { grid-column: 2; grid-row: 1; position: static; }
-.f11-lab:not(.f11-stack) .al-lab .al-main { grid-column: 1 / -1; grid-row: 2; }
-.f11-lab:not(.f11-stack) .al-lab :is(.al-results, .al-main) { background: var(--al-bg); border-radius: 6px; padding: 2px 4px; }
+.f11-lab:not(.f11-stack) .al-lab .al-results { grid-column: 2; grid-row: 1 / span 3; position: static; }
+.f11-lab:not(.f11-stack) .al-lab .al-main { display: contents; }
+.f11-lab:not(.f11-stack) .al-lab .al-main > .al-toolbar { grid-column: 1; grid-row: 2; }
+.f11-lab:not(.f11-stack) .al-lab .al-main > .al-info { grid-column: 1; grid-row: 3; margin: 0; --al-plane-h: 8.5rem; }
+.f11-lab:not(.f11-stack) .al-lab .al-main > .al-detail { grid-column: 1 / -1; grid-row: 4; }
+.f11-lab:not(.f11-stack) .al-lab :is(.al-results, .al-toolbar, .al-info, .al-detail) { background: var(--al-bg); border-radius: 6px; padding: 2px 4px; }
 .f11-lab:not(.f11-stack) .al-lab .al-sao .al-cell { width: 3.3em; }
 .f11-lab.f11-stack { display: flex; flex-flow: row wrap; }
 .f11-lab.f11-stack > .f11-controls { flex: 1 1 100%; }
@@ -188,7 +192,7 @@ class AttentionLab:
     ``params``: optional start values (``{name: value}``, names from
     ``params.PARAM_NAMES``); out-of-range values are clamped and unusable ones refused,
     each with a visible note.  ``row``: the query row to explain (0 = 我, 1 = 爱).
-    ``scroll_into_view``: on its first drawing, the view scrolls its cell to the top of the
+    ``scroll_into_view``: on its first drawing, the view scrolls the lab to the top of the
     notebook (the projector page ``book/lab.md``: after "Run All" the lab is what is on screen).
     """
 

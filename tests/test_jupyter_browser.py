@@ -277,6 +277,52 @@ def test_every_slider_and_s_a_o_fit_binders_1024x768_window_with_the_file_browse
         page.screenshot(path=str(Path(SCREENSHOT).with_name(Path(SCREENSHOT).stem + "-binder.png")))
 
 
+PLANE = """(sel) => {
+    const lab = document.querySelector(sel);
+    let scroller = lab.parentElement;
+    while (scroller && !(/(auto|scroll)/.test(getComputedStyle(scroller).overflowY)
+                         && scroller.scrollHeight > scroller.clientHeight)) scroller = scroller.parentElement;
+    const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    return {visible: box(scroller), panels: [...lab.querySelectorAll('[data-plane] svg')].map(box),
+            tables: ['S', 'A', 'O'].map(m => box(lab.querySelector(`figure[data-matrix-table="${m}"]`))),
+            vectors: Object.fromEntries([...lab.querySelectorAll('[data-plane] [data-vector]')].map(
+                g => [g.dataset.vector + g.dataset.row, g.dataset.value]))};
+}"""
+
+
+def test_the_plane_is_on_binders_first_screen_with_s_a_o_and_moves_with_a_slider_and_a_key(lab_page):
+    """The vector plane (issue 25) under the sliders, beside S, A, O, all on the 1024x768 screen with
+    the file browser open; a slider's key moves x爱 and its arrows; a key on a point reaches the kernel."""
+    page = lab_page
+    reset(page)
+    seen = page.evaluate(PLANE, LAB)
+    vl, vt, vr, vb = seen["visible"]
+    assert len(seen["panels"]) == 2
+    for left, top, right, bottom in seen["panels"] + seen["tables"]:
+        assert vl <= left and right <= min(1024, vr) and vt <= top and bottom <= min(768, vb), seen
+    assert all(b - t >= 120 for _, t, _, b in seen["panels"]), seen["panels"]
+    assert seen["vectors"]["x1"] == "1,-1" and seen["vectors"]["q1"] == "1,0"
+    press_on_slider(page, "X[1,0]", "ArrowLeft")
+    params = {**default_params(), "X[1,0]": 0.9}
+    result = wait_for_core(page, params)
+    vectors = page.evaluate(PLANE, LAB)["vectors"]
+    assert vectors["x1"] == "0.9,-1"
+    for kind in ("q", "k", "v", "o"):
+        got = [float(v) for v in vectors[f"{kind}1"].split(",")]
+        assert np.allclose(got, getattr(result, kind.upper())[1], rtol=1e-12), (kind, got)
+    # The keyboard on x我's point: that row of X, in the sliders and in the kernel.
+    page.locator(f'{LAB} [data-plane] [data-vector="x"][data-row="0"]').focus()
+    page.keyboard.press("ArrowUp")
+    params["X[0,1]"] = 1.1
+    wait_for_core(page, params)
+    for _ in range(50):
+        if kernel_state(page)["params"]["X[0,1]"] == 1.1:
+            break
+        page.wait_for_timeout(100)
+    assert kernel_state(page)["params"]["X[0,1]"] == 1.1
+    reset(page)
+
+
 TRACKS = """() => [...document.querySelectorAll('.f11-lab [class*="f11-param-"] .slider-container')]
                   .map(n => n.getBoundingClientRect().width)"""
 
@@ -546,7 +592,7 @@ def test_hovering_any_cell_marks_what_it_comes_from_in_jupyterlab(lab_page):
                     if not math.isinf(value):
                         assert format_value(value) in explain.inner_text(), (button, name, i, j)
                     assert page.locator(cell(name, i, j)).get_attribute("aria-describedby") == explain_id
-    # The worked-text line that computes O[爱,第0格] is marked with it.
+    # The worked-text line that computes O[爱,第 0 格] is marked with it.
     page.hover(cell("O", 1, 0))
     assert ("line", "out_cell") in linked(page)
     # The keyboard reaches the same: focus a cell, arrow to its neighbour.
@@ -628,7 +674,7 @@ def test_what_changed_marks_exactly_the_changed_cells(lab_page):
 
 def test_a_drag_marks_what_the_whole_drag_changed_once_let_go(lab_page):
     """Dragging Wv[0,0] from 5 to its end (20) in one gesture: while the mouse is down no marks
-    flicker; once let go, O[爱,第0格] is marked with the change of the whole drag, as on the site."""
+    flicker; once let go, O[爱,第 0 格] is marked with the change of the whole drag, as on the site."""
     page = lab_page
     before = reset(page)
     handle, track = grab_handle(page, "Wv[0,0]")

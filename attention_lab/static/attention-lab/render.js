@@ -27,6 +27,10 @@
  *     controlsBeside, // optional true: the driver lays its own controls (outside the view) beside the
  *                   //   S/A/O column in the wide layout, so the buttons, explanation and notes go with
  *                   //   Q/K/V under them, as when options.controls is given
+ *     onPoint,      // optional function (table, i, [a, b], settling): a point of the vector plane was dragged
+ *                   //   or moved with the arrow keys (snapped to options.ranges[table]); without it the
+ *                   //   points are drawn but cannot be moved.  settling: the drag goes on
+ *     planeFirst,   // optional true: beside the controls, the plane goes above the explanation (Jupyter)
  *     onLayout,     // optional function (mode): called when data-layout changes
  *     onRow         // optional function (row): a row header of S/A/O was clicked (Enter, Space); without
  *                   //   it the view clicks the driver's control [data-lab-row="row"] under sourceRoot
@@ -274,10 +278,11 @@
   }
 
   /** Map data -> panel pixels (equal scales on both axes, the box centred). */
-  function planeMap(box, w, h, pad, right) {
-    var s = Math.min((w - 2 * pad) / (box.x1 - box.x0), (h - 2 * pad) / (box.y1 - box.y0));
+  function planeMap(box, w, h, pad, right, top) {
+    top = top || pad;
+    var s = Math.min((w - 2 * pad) / (box.x1 - box.x0), (h - pad - top) / (box.y1 - box.y0));
     if (!(s > 0) || !isFinite(s)) s = 1;
-    var ox = w / 2 - s * (box.x0 + box.x1) / 2, oy = h / 2 + s * (box.y0 + box.y1) / 2;
+    var ox = w / 2 - s * (box.x0 + box.x1) / 2, oy = (h + top - pad) / 2 + s * (box.y0 + box.y1) / 2;
     // `right`: room to spare goes to the left (the score panel writes its numbers there).
     if (right) ox = Math.max(ox, w - pad - s * box.x1);
     return { s: s, ox: ox, oy: oy, w: w, h: h, box: box,
@@ -519,8 +524,10 @@
         var left = X.concat(res.Q, res.K, cross ? Xs : []), right = res.V.concat(res.O);
         panels.score.boxPrev = planeBox(left, panels.score.boxPrev);
         panels.mix.boxPrev = planeBox(right, panels.mix.boxPrev);
+        // A narrow panel (Jupyter beside S, A, O; a phone) keeps a band on top for the score lines.
+        var band = panels.score.w < 300 ? lineH * res.K.length + 8 : 0;
         maps = {
-          score: planeMap(panels.score.boxPrev, panels.score.w, panels.score.h, 18, true),
+          score: planeMap(panels.score.boxPrev, panels.score.w, panels.score.h, 18, true, Math.max(18, band)),
           mix: planeMap(panels.mix.boxPrev, panels.mix.w, panels.mix.h, 18)
         };
         plane.frozen = maps;
@@ -564,7 +571,8 @@
         if (model.qNorm === 0) text = j === 0 ? String(ps.q_zero || "").split("{qi}").join(names.qi) : "";
         else if (step === 1) text = fillIn(ps.score_raw, { kj: "k" + sub(j), qi: names.qi, dot: format(key.dot) });
         else if (key.masked && (step === 0 || step >= 3)) text = fillIn(ps.score_masked, { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
-        else text = fillIn(ps.score, { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
+        else text = fillIn(Lm.w < 300 && ps.score_short ? ps.score_short : ps.score,
+          { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
         setAttr(f.g, "data-value", key.dot + "," + key.scaled);
         // The numbers in a column in the panel's emptier top corner (at the baseline a foot, a
         // key's tip and the query's tip are one point: labels there would cover each other).
@@ -859,7 +867,8 @@
       if (beside && info.parentNode !== main) {
         main.insertBefore(toolbar, detail);
         main.insertBefore(info, detail);
-        info.insertBefore(plane.root, notes);
+        // planeFirst (Jupyter, where the room under the sliders is short): the plane before the explanation.
+        info.insertBefore(plane.root, options.planeFirst ? explain : notes);
       } else if (!beside && info.parentNode !== results) {
         results.insertBefore(toolbar, results.firstChild);
         results.appendChild(info);

@@ -88,6 +88,7 @@ async function renderLab({ model, el }) {
     // Hovering a Q/K/V cell marks the sliders it comes from (the controls carry dom_class names).
     findSources: sourcesIn(labBox),
     measure: () => labBox() || container, controlsBeside: true, wideAt: model.get("beside_px") || 560,
+    planeFirst: true,  // under the sliders, beside S, A, O: the plane on Binder's first screen
     onLayout: (mode) => { const b = labBox(); if (b) b.classList.toggle("f11-stack", mode !== "wide"); },
     // A row header clicked in the view sets the row toggle's model (its "index"), as a click on it would.
     onRow: (i) => {
@@ -175,10 +176,11 @@ async function renderLab({ model, el }) {
   if (models.row) listen(models.row, "change:index");
   listen(model, "change:kernel_notes");
   if (model.get("scroll_into_view")) {
-    // The projector page: after "Run All" the notebook is at its last cell; bring the lab up.
+    // The projector page: after "Run All" the notebook is at its last cell; bring the lab up, its
+    // own top at the notebook's top (not its cell's folded code: the plane needs that room).
     requestAnimationFrame(() => {
-      const cell = el.closest(".jp-Cell") || el;
-      cell.scrollIntoView({ block: "start" });
+      const target = labBox() || el.closest(".jp-Cell") || el;
+      target.scrollIntoView({ block: "start" });
     });
   }
   return () => {
