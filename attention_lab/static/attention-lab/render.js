@@ -8,7 +8,9 @@
  *   linked cells (hover/focus -> data-linked on the sources, explanation [data-lab-explain]),
  *   step-through ([data-lab-action=step], data-step on the root, data-pending cells),
  *   what changed (data-changed, "▲0.12"), predict/reveal (A and O show "?"),
- *   row headers of S, A, O as buttons choosing the explained row ([data-lab-row-pick], aria-pressed).
+ *   row headers of S, A, O as buttons choosing the explained row ([data-lab-row-pick], aria-pressed),
+ *   the vector plane (createPlane, [data-plane]: X's rows as points, q, k, v as arrows, o as points;
+ *   linked both ways with the cells; its points dragged or moved by the arrow keys call options.onPoint).
  * Colours: cividis on a fixed scale per kind of table (legend under each), text black or
  * white per cell, whichever contrasts more (always >= 4.58:1, WCAG AA); masked cells hatched
  * and labelled.  All Chinese text comes from strings_zh.json (options.strings).
