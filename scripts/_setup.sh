@@ -88,19 +88,33 @@ _venv_place() {
   : >"$VENV/$_MARKER" 2>/dev/null || true
 }
 
-# _make_venv: (re)create $VENV with pip; on Debian/Ubuntu install pythonX.Y-venv if needed.
-# Only called for an empty folder or one that is ours (pyvenv.cfg or the marker): see ensure_venv.
+# _make_venv: create $VENV with pip, or repair one whose python is gone (never --clear: what is
+# in it stays); on Debian/Ubuntu install pythonX.Y-venv if needed.  Only called for an empty
+# folder or a virtual environment (pyvenv.cfg or the marker): see ensure_venv.
 _make_venv() {
   local out ver
-  if out=$("$PY" -m venv --clear "$VENV" 2>&1) && _venv_ok; then : >"$VENV/$_MARKER"; return 0; fi
+  if out=$("$PY" -m venv "$VENV" 2>&1) && _venv_ok; then : >"$VENV/$_MARKER"; return 0; fi
   ver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   say "$PY cannot make a virtual environment with pip (if $PY is not your system's Python, install its venv/ensurepip support, or set PYTHON=/path/to/python3.11+):"
   cause "${out:-($VENV/bin/python -m pip does not run)}" 3
   # Debian and Ubuntu ship venv's pip bootstrap (ensurepip) separately.
-  ensure_apt "python3-venv python$ver-venv" "'$PY' -m venv --clear '$VENV' && '$VENV/bin/python' -m pip --version" || {
+  ensure_apt "python3-venv python$ver-venv" "'$PY' -m venv '$VENV' && '$VENV/bin/python' -m pip --version" || {
     say "could not make a virtual environment in $VENV: $PY has no working venv/ensurepip (see above)"
     return 1; }
   : >"$VENV/$_MARKER"
+}
+
+# _add_pip: a working virtual environment without pip (uv venv, uv sync, python -m venv --without-pip)
+# gets pip from its own python (ensurepip), else from uv; nothing in it is removed or replaced.
+_add_pip() {
+  local out uv
+  if out=$("$VENV/bin/python" -m ensurepip --upgrade --default-pip 2>&1) && _venv_ok; then return 0; fi
+  uv=$(command -v uv || true)
+  [ -x "$VENV/bin/uv" ] && uv="$VENV/bin/uv"
+  if [ -n "$uv" ] && out=$("$uv" pip install --python "$VENV/bin/python" pip 2>&1) && _venv_ok; then return 0; fi
+  say "adding pip to $VENV failed:"; cause "$out" 4
+  say "$VENV has no pip and its python could not install one (ensurepip${uv:+, then uv pip}): add it yourself ('$VENV/bin/python -m ensurepip' or 'uv pip install --python $VENV/bin/python pip'), or set VENV to a new folder"
+  return 1
 }
 
 # _pip ARGS: pip of the venv, from the checkout; on failure its last lines, then the cause as
@@ -177,6 +191,22 @@ ensure_python() {
   return 1
 }
 
+# _install_lock LOCK_FILE: pip install -r LOCK_FILE.  Its "-e ." (this checkout, editable) writes
+# attention_lab.egg-info into the checkout: a read-only checkout (built with --path-output) gets
+# the project installed from a copy of its sources instead, not editable.
+_install_lock() {
+  local req=$1 tmp rc=0
+  if ensure_writable "$ROOT" "" >/dev/null 2>&1; then _pip install -q -r "$req"; return; fi
+  say "the checkout $ROOT is read-only: installing attention_lab from a copy of it (not editable; run this again after changing its code)"
+  tmp=$(mktemp -d) || return 1
+  grep -v '^-e \.$' "$ROOT/$req" >"$tmp/requirements.txt"
+  mkdir "$tmp/src"
+  cp -R "$ROOT/pyproject.toml" "$ROOT/LICENSE" "$ROOT/attention_lab" "$tmp/src/" || rc=$?
+  _pip install -q -r "$tmp/requirements.txt" && _pip install -q --no-deps --force-reinstall "$tmp/src" || rc=$?
+  rm -rf "$tmp"
+  return $rc
+}
+
 # ensure_venv LOCK_FILE: a virtual environment $VENV holding exactly that lock's packages (a
 # requirement file exported from uv.lock by scripts/lock.py: plain pip installs it, no uv needed).
 ensure_venv() {
@@ -191,14 +221,20 @@ ensure_venv() {
   if ! _venv_ok; then
     if [ -z "$(ls -A "$VENV")" ] || [ "$(ls -A "$VENV")" = "$_MARKER" ]; then
       say "making a virtual environment in $VENV"
+      ensure_writable "$VENV" "the virtual environment is made in it" || return 1
+      _make_venv || return 1
+    elif [ -f "$VENV/pyvenv.cfg" ] && "$VENV/bin/python" -c "" >/dev/null 2>&1; then
+      say "$VENV has no pip (a venv made by uv, uv sync or python -m venv --without-pip): adding pip; nothing in it is removed"
+      ensure_writable "$VENV" "pip is installed into it" || return 1
+      _add_pip || return 1
     elif [ -f "$VENV/pyvenv.cfg" ] || [ -f "$VENV/$_MARKER" ]; then
-      say "$VENV is half-made (no working python, or no pip): rebuilding it"
+      say "$VENV is half-made (its python does not run): repairing it in place (nothing in it is removed)"
+      ensure_writable "$VENV" "the virtual environment is repaired in it" || return 1
+      _make_venv || return 1
     else
       say "VENV=$VENV holds files but is no virtual environment (no pyvenv.cfg): it is left as it is. Set VENV to a new or empty folder, or to a virtual environment."
       return 1
     fi
-    ensure_writable "$VENV" "the virtual environment is made in it" || return 1
-    _make_venv || return 1
   fi
   stamp="$VENV/.installed-$(basename "$req")"
   want=$(cd "$ROOT" && _fingerprint "$req" pyproject.toml)
@@ -213,14 +249,14 @@ ensure_venv() {
     ensure_writable "$VENV" "packages are installed into it" || return 1
     say "installing Python packages from $req into $VENV"
     _pip install -q --upgrade pip >/dev/null 2>&1 || say "upgrading pip failed (continuing with the venv's pip)"
-    _pip install -q -r "$req" || return 1
+    _install_lock "$req" || return 1
     _dists >"$stamp.dists"
     broken=$(_dists "$stamp.dists")
   fi
   if [ -n "$broken" ]; then
     # shellcheck disable=SC2086  # one name==version per word
     _pip install -q --no-deps --force-reinstall $broken || return 1
-    _pip install -q -r "$req" || return 1
+    _install_lock "$req" || return 1
     _dists >"$stamp.dists"
     broken=$(_dists "$stamp.dists")
     [ -z "$broken" ] || { say "reinstalled, but these are still broken in $VENV: $(echo $broken)"; return 1; }

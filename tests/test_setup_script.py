@@ -1,7 +1,9 @@
 """scripts/_setup.sh recovers and tells the truth (run for real, in temporary folders).
 
-* A half-made venv (python but no pip) is rebuilt by the next run; a second run is fast
-  and installs nothing.
+* A venv without pip (uv venv, uv sync, python -m venv --without-pip) gets pip and keeps
+  everything in it; one whose python is gone is repaired in place; a second run is fast and
+  installs nothing.  A read-only checkout built with --path-output installs the project from a
+  copy (not editable), leaving the checkout as it was.
 * apt failures are reported as what they are (apt's own message), and a check that still
   fails after an install stops right there.
 * It never deletes what it did not make (a folder with files but no pyvenv.cfg is left alone),
@@ -35,15 +37,19 @@ def setup_sh(script: str, tmp_path: Path, **env) -> subprocess.CompletedProcess:
                           cwd=tmp_path, capture_output=True, text=True, env=full, timeout=600)
 
 
-def test_a_half_made_venv_is_rebuilt_and_a_second_run_is_fast(tmp_path):
+def test_a_venv_without_pip_gets_pip_keeps_its_files_and_a_second_run_is_fast(tmp_path):
     home = tmp_path / "venv"
-    venv.create(home, with_pip=False)  # python, but no pip: what an interrupted first run leaves
+    venv.create(home, with_pip=False)  # python, but no pip: what uv venv, uv sync or --without-pip make
     assert not (home / "bin" / "pip").exists()
+    site = next((home / "lib").glob("python3*/site-packages"))
+    (site / "someones_module.py").write_text("X = 1\n")  # what the reader had put in it
+    (home / "notes.txt").write_text("mine\n")
     lock = tmp_path / "empty-lock.txt"
     lock.write_text("# no packages: this test is about the venv itself\n")
     first = setup_sh(f'ensure_venv "{lock}"', tmp_path, VENV=str(home))
     assert first.returncode == 0, first.stderr
-    assert "half-made" in first.stderr and "rebuilding" in first.stderr
+    assert "has no pip" in first.stderr and "nothing in it is removed" in first.stderr, first.stderr
+    assert (site / "someones_module.py").exists() and (home / "notes.txt").read_text() == "mine\n"
     pip = subprocess.run([str(home / "bin" / "python"), "-m", "pip", "--version"], capture_output=True, text=True)
     assert pip.returncode == 0, "the rebuilt venv has no pip"
     start = time.monotonic()
@@ -60,9 +66,11 @@ def test_a_venv_whose_python_is_gone_is_rebuilt(tmp_path):
     (home / "bin" / "python").unlink()  # e.g. the Python it pointed to was removed
     lock = tmp_path / "empty-lock.txt"
     lock.write_text("\n")
+    (home / "notes.txt").write_text("mine\n")
     run = setup_sh(f'ensure_venv "{lock}"', tmp_path, VENV=str(home))
     assert run.returncode == 0, run.stderr
-    assert "half-made" in run.stderr and (home / "bin" / "python").exists()
+    assert "half-made" in run.stderr and "repairing it in place" in run.stderr and (home / "bin" / "python").exists()
+    assert (home / "notes.txt").read_text() == "mine\n"  # repaired, not cleared
 
 
 needs_root_apt = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("apt-get") is None,
@@ -224,6 +232,55 @@ def test_a_read_only_checkout_is_said_before_anything_is_installed(tmp_path):
         assert "--path-output" in line and "installing" not in run.stderr
     finally:
         for d in (base, base / "checkout", base / "checkout" / "scripts"):
+            d.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_read_only_checkout_installs_the_project_from_a_copy_and_stays_clean(tmp_path):
+    """The fix build.sh itself suggests (--path-output) works: "-e ." cannot write its egg-info
+    into a read-only checkout, so the set-up installs attention_lab from a copy, not editable."""
+    import tempfile
+
+    as_user = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a checkout read-only for the script")
+        as_user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    # 'nobody' cannot enter root's home, where this venv's Python may live: the system's Python then.
+    python = sys.executable if not as_user else shutil.which("python3", path="/usr/local/bin:/usr/bin")
+    ok = python and subprocess.run([*as_user, python, "-c", "import sys, ensurepip; assert sys.version_info >= (3, 11)"],
+                                   capture_output=True).returncode == 0
+    if not ok:
+        pytest.skip("no Python 3.11+ with ensurepip that the unprivileged user can run")
+    base = Path(tempfile.mkdtemp(prefix="f11-ro-"))
+    try:
+        root = base / "checkout"
+        (root / "scripts").mkdir(parents=True)
+        shutil.copy2(ROOT / "scripts" / "_setup.sh", root / "scripts")
+        shutil.copy2(ROOT / "pyproject.toml", root)
+        shutil.copy2(ROOT / "LICENSE", root)
+        shutil.copytree(ROOT / "attention_lab", root / "attention_lab", ignore=shutil.ignore_patterns("__pycache__"))
+        (root / "requirements.txt").write_text("-e .\n")  # the project only: its dependencies are this test's venv's
+        home = base / "venv"
+        home.mkdir()
+        os.chown(home, 65534, 65534) if as_user else None
+        before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+        for d in [root, *[p for p in root.rglob("*") if p.is_dir()]]:
+            d.chmod(0o555)
+        base.chmod(0o755)
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHON": python, "VENV": str(home),
+               **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}}
+        run = subprocess.run([*as_user, "bash", "-c", f'set -euo pipefail; source "{root}/scripts/_setup.sh"; '
+                              f'ensure_venv requirements.txt'], cwd=base, capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert run.returncode == 0, run.stderr
+        assert "read-only" in run.stderr and "from a copy" in run.stderr, run.stderr
+        shown = subprocess.run([str(home / "bin" / "python"), "-c", "import importlib.util as u; print(u.find_spec('attention_lab').origin)"],
+                               capture_output=True, text=True, cwd=base)
+        assert shown.returncode == 0 and str(root) not in shown.stdout, shown  # installed, not the checkout's files
+        assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before  # no egg-info, no build/
+    finally:
+        for d in [base, *[p for p in base.rglob("*") if p.is_dir()]]:
             d.chmod(0o755)
         shutil.rmtree(base)
 
