@@ -12,6 +12,15 @@ case " $* " in
 esac
 ensure_venv requirements.txt
 ensure_cjk_font
-# --all: re-run every notebook, so every number on the site comes from this build.
-"$VENV/bin/jupyter-book" build . --all --builder html -W -n --keep-going "$@"
+# --all: re-run every notebook, so every number on the site comes from this build.  A failed build
+# ends with Sphinx's "Look above for the cause": the first warning is said again as the last line.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+rc=0
+"$VENV/bin/jupyter-book" build . --all --builder html -W -n --keep-going "$@" 2>&1 | tee "$log" || rc=$?
+if [ "$rc" != 0 ]; then
+  first=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/(^|: )(WARNING|ERROR): |^Exception occurred:/ && !seen { seen = 1; left = 5 } left > 0 { printf "%s ", $0; left-- }') || true
+  say "the build failed (exit $rc)${first:+ on: $first}"
+  exit "$rc"
+fi
 say "site built: open _build/html/index.html, or serve it: $VENV/bin/python -m http.server -d _build/html 8000 --bind 127.0.0.1"

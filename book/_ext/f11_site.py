@@ -167,13 +167,50 @@ def build_wheel(out_dir, root=None):
         return out_dir / proc.stdout.strip().splitlines()[-1]
 
 
-def dependency_wheels(out_dir):
+def wheel_cache():
+    """Where the first build keeps the shipped dependency wheels, so that later builds run offline:
+    ``$F11_WHEEL_CACHE``, else ``$XDG_CACHE_HOME/f11-attention/wheels`` (``~/.cache/…``)."""
+    import os
+    from pathlib import Path
+
+    given = os.environ.get("F11_WHEEL_CACHE")
+    if given:
+        return Path(given)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "f11-attention" / "wheels"
+
+
+def locked_wheel_hash(name, version, file):
+    """The sha256 that ``uv.lock`` records for the wheel ``file`` of ``name==version`` (None: not locked)."""
+    import tomllib
+
+    lock = package_root() / "uv.lock"
+    if not lock.exists():
+        return None
+    for package in tomllib.loads(lock.read_text("utf-8")).get("package", []):
+        if package.get("name") == name and package.get("version") == version:
+            for wheel in package.get("wheels", []):
+                if wheel.get("url", "").rsplit("/", 1)[-1] == file:
+                    return wheel.get("hash", "").removeprefix("sha256:") or None
+    return None
+
+
+def _sha256(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def dependency_wheels(out_dir, cache=None):
     """Put the pure-Python wheels of DEPENDENCY_WHEELS (the versions this build runs) into ``out_dir``.
 
-    Downloaded once from PyPI with pip (``--platform any``: one file for every system); kept
-    when already there.  Returns the file names.  Raises ``RuntimeError`` saying what failed.
+    Each file must have the sha256 that ``uv.lock`` records for it.  Taken from ``out_dir`` or the
+    cache (:func:`wheel_cache`) when there; otherwise downloaded once with pip as the user has it
+    set up (their index, mirror, proxy or wheel folders: ``PIP_*``, pip.conf) and kept in the cache,
+    so a second build needs no network.  Returns the file names.  Raises ``RuntimeError`` whose
+    last line says which file is missing, why, and where to put it.
     """
     import os
+    import shutil
     import subprocess
     import sys
     import tempfile
@@ -181,26 +218,52 @@ def dependency_wheels(out_dir):
     from pathlib import Path
 
     out_dir = Path(out_dir)
+    cache = Path(cache) if cache else wheel_cache()
     wanted = {name: f"{name}-{version(name)}-py3-none-any.whl" for name in DEPENDENCY_WHEELS}
     for old in out_dir.glob("*.whl"):
         if old.name not in wanted.values() and not old.name.startswith("attention_lab-"):
             old.unlink()
-    missing = [name for name, file in wanted.items() if not (out_dir / file).exists()]
+    hashes = {}
+    for name, file in wanted.items():
+        hashes[name] = locked_wheel_hash(name, version(name), file)
+        if hashes[name] is None:
+            raise RuntimeError(f"{file} is not in uv.lock (this build runs {name} {version(name)}, the lock has "
+                               f"another version): install the lock's versions (bash scripts/build.sh), or lock again")
+    good = lambda path, name: path.exists() and _sha256(path) == hashes[name]  # noqa: E731
+    missing = []
+    for name, file in wanted.items():
+        if good(out_dir / file, name):
+            continue
+        if good(cache / file, name):
+            shutil.copyfile(cache / file, out_dir / file)
+        else:
+            missing.append(name)
     if missing:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
-        env["PIP_CONFIG_FILE"] = os.devnull  # public PyPI, as the lock files are compiled
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                   "--no-deps", "--only-binary=:all:", "--platform", "any", "--implementation", "py",
-                   "--index-url", "https://pypi.org/simple", "--dest", tmp]
+                   "--no-deps", "--only-binary=:all:", "--platform", "any", "--implementation", "py", "--dest", tmp]
             cmd += [f"{name}=={version(name)}" for name in missing]
-            done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
             for name in missing:
-                got = Path(tmp) / wanted[name]
+                file, got = wanted[name], Path(tmp) / wanted[name]
+                fetch = (f"pip download {name}=={version(name)} --no-deps --only-binary=:all: -d {cache}")
                 if done.returncode != 0 or not got.exists():
-                    raise RuntimeError(f"could not download {wanted[name]} from PyPI for _notebooks/ "
-                                       f"(the downloadable notebooks install offline from it):\n{done.stderr[-2000:]}")
-                got.replace(out_dir / wanted[name])
+                    why = (done.stderr.strip().splitlines() or ["pip gave no reason"])[-1]
+                    raise RuntimeError(
+                        f"pip could not download {file} (the downloadable notebooks install offline from it): "
+                        f"{why}\n{file} is not in the cache {cache} either: on a machine with a connection run "
+                        f"'{fetch}' (or copy the file there from a previous build's _build/html/{NOTEBOOK_DIR}/), "
+                        f"then build again")
+                if _sha256(got) != hashes[name]:
+                    raise RuntimeError(f"{file} as downloaded does not have the sha256 uv.lock records for it "
+                                       f"({hashes[name][:16]}…): the index or mirror gave another file; nothing was "
+                                       f"shipped. Check the index pip uses (pip config list), then build again")
+                try:
+                    cache.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(got, cache / file)
+                except OSError:
+                    pass  # no cache where it cannot be written: the next build downloads again
+                got.replace(out_dir / file)
     return list(wanted.values())
 
 
