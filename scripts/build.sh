@@ -19,8 +19,16 @@ trap 'rm -f "$log"' EXIT
 rc=0
 "$VENV/bin/jupyter-book" build . --all --builder html -W -n --keep-going "$@" 2>&1 | tee "$log" || rc=$?
 if [ "$rc" != 0 ]; then
-  first=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '/(^|: )(WARNING|ERROR): |^Exception occurred:/ && !seen { seen = 1; left = 5 } left > 0 { printf "%s ", $0; left-- }') || true
-  say "the build failed (exit $rc)${first:+ on: $first}"
+  plain=$(sed 's/\x1b\[[0-9;]*m//g' "$log")
+  # A notebook that failed to run: its page, and the exception's own last line (KeyError: 'Wo').
+  exc=$(printf '%s\n' "$plain" | grep -E '^[A-Za-z_.]*(Error|Exception)[A-Za-z]*: ' | grep -v '^nbclient' | tail -n 1) || true
+  if [ -n "$exc" ]; then
+    page=$(printf '%s\n' "$plain" | grep -m1 -E 'WARNING: Executing notebook failed' | cut -d: -f1) || true
+    say "the build failed (exit $rc): ${page:+running $page raised }$exc"
+  else
+    first=$(printf '%s\n' "$plain" | awk '/(^|: )(WARNING|ERROR): |^Exception occurred:/ && !seen { seen = 1; left = 5 } left > 0 { printf "%s ", $0; left-- }') || true
+    say "the build failed (exit $rc)${first:+ on: $first}"
+  fi
   exit "$rc"
 fi
 say "site built: open _build/html/index.html, or serve it: $VENV/bin/python -m http.server -d _build/html 8000 --bind 127.0.0.1"
