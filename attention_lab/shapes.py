@@ -25,7 +25,7 @@ from urllib.parse import quote
 from .core import BASELINE, TOKENS, general_attention
 from .worked import worked_steps
 from .params import RANGES, coerce as _coerce_2x2
-from .web import START_SCRIPT, strings
+from .web import START_SCRIPT, noscript, strings
 
 #: The shapes lab's files in load order (the 2x2 lab's app.js is not among them), as _config.yml lists them.
 SHAPES_JS = ("attention.js", "render.js", "shapes.js")
@@ -236,7 +236,7 @@ def shapes_html(state: dict | None = None) -> str:
         '<div class="attention-lab-static" data-attention-lab data-shapes-lab>'
         f'<script type="application/json" data-shapes-lab-config>{data}</script>'
         f'<p class="al-fallback" data-failed="{failed}" data-attention-lab-fallback>{fallback}</p>'
-        f"</div><script>{start}</script>"
+        f"{noscript(config['strings'])}</div><script>{start}</script>"
     )
 
 

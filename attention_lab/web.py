@@ -73,18 +73,27 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
     # What it says instead when the lab's scripts never came (app.js reads it too, when the
     # config it would take strings from is what is broken).
     failed = html.escape(config["strings"]["faults"]["load_failed"], quote=True)
+    no_js = noscript(config["strings"])
     # allow_nan=False: every value is coerced, so a NaN here would be a bug, not a page to ship.
     config = json.dumps(config, ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
     return (
         '<div class="attention-lab-static" data-attention-lab>'
         f'<script type="application/json" data-attention-lab-config>{config}</script>'
         f'<p class="al-fallback" data-failed="{failed}" data-attention-lab-fallback>{fallback}</p>'
-        "</div>"
+        f"{no_js}</div>"
         # Start the lab as soon as its HTML is parsed (not after the whole page has loaded);
         # when app.js is not there yet, app.js starts it itself once it runs.  If app.js still
         # has not run when the page has loaded (its file failed), "loading" becomes "failed".
         f"<script>{START_SCRIPT}</script>"
     )
+
+
+def noscript(strings_: dict) -> str:
+    """With JavaScript off: the lab says so in Chinese, and where the static tables are, instead of
+    "loading" forever (the <style> inside <noscript> applies only then)."""
+    text = html.escape(strings_["faults"]["no_js"])
+    return ('<noscript><style>[data-attention-lab-fallback]{display:none}</style>'
+            f'<p class="al-fallback al-error" data-lab-no-js>{text}</p></noscript>')
 
 
 #: The one inline script after each root (fixed text: nothing from the config or strings).

@@ -120,6 +120,18 @@ def test_a_browser_without_bigint_is_told_what_it_lacks(new_page, site_url):
     assert_said_and_readable(rec, sentence)
 
 
+def test_with_javascript_off_every_lab_page_says_the_lab_needs_it_not_loading(new_page, site_url):
+    rec = new_page(java_script_enabled=False)
+    for path in ("/book/f11-attention.html", "/book/lab.html", "/book/shapes.html"):
+        rec.page.goto(site_url + path)
+        roots = rec.page.locator("[data-attention-lab]")
+        assert roots.count() >= 1, path
+        for k in range(roots.count()):
+            shown = roots.nth(k).inner_text().strip()
+            assert shown == FAULTS["no_js"], (path, shown)  # and not "实验台正在加载……"
+        assert "注意力" in rec.page.locator("article").first.inner_text()  # the page itself reads as usual
+
+
 # --- the copy button ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("breakage", [
