@@ -32,6 +32,7 @@ from .core import TOKENS, AttentionResult
 from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
 from .formatting import CELL_DIGITS, format_number
 from .strings import strings  # the one strings table (not the site module)
+from .worked import subscript
 
 #: Colour-blind-safe, perceptually uniform; readable in greyscale too (as the lab).
 CMAP = "cividis"
@@ -122,7 +123,32 @@ def default_columns(n_tables: int) -> int:
     return 1 if n_tables == 1 else (2 if n_tables <= 4 else 3)
 
 
-class AttentionFigure:
+class _SharpFigure:
+    """SVG (text stays text) and PNG output for a figure held in ``self.figure`` (made without pyplot)."""
+
+    figure = None
+
+    def to_svg(self) -> str:
+        """SVG with text as text (Chinese stays sharp and searchable) and CJK font fallbacks."""
+        import matplotlib as mpl
+
+        buffer = io.StringIO()
+        with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "f11"}):
+            self.figure.savefig(buffer, format="svg", metadata={"Date": None})
+        return with_font_fallbacks(buffer.getvalue())
+
+    def _repr_svg_(self) -> str:
+        """Lets Jupyter and myst-nb show the figure as SVG."""
+        return self.to_svg()
+
+    def to_png(self, scale: float = PNG_SCALE) -> bytes:
+        """Render with the Agg backend at ``scale`` times the figure's dpi (default 2×); PNG bytes."""
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png", dpi=self.figure.dpi * scale)
+        return buffer.getvalue()
+
+
+class AttentionFigure(_SharpFigure):
     """Heatmaps (default S, A, O; two panels per row, see :func:`default_columns`) that can be
     updated in place."""
 
@@ -233,25 +259,6 @@ class AttentionFigure:
         image = self._images[name]
         return image.cmap(image.norm(value))[:3]
 
-    def to_svg(self) -> str:
-        """SVG with text as text (Chinese stays sharp and searchable) and CJK font fallbacks."""
-        import matplotlib as mpl
-
-        buffer = io.StringIO()
-        with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "f11"}):
-            self.figure.savefig(buffer, format="svg", metadata={"Date": None})
-        return with_font_fallbacks(buffer.getvalue())
-
-    def _repr_svg_(self) -> str:
-        """Lets Jupyter and myst-nb show the figure as SVG."""
-        return self.to_svg()
-
-    def to_png(self, scale: float = PNG_SCALE) -> bytes:
-        """Render with the Agg backend at ``scale`` times the figure's dpi (default 2×); PNG bytes."""
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=self.figure.dpi * scale)
-        return buffer.getvalue()
-
 
 _FONT_FAMILY = re.compile(r"font-family:\s*([^;\"]+)")
 
@@ -271,3 +278,390 @@ def with_font_fallbacks(svg: str) -> str:
 def plot_attention(result: AttentionResult, tables=("S", "A", "O"), **kwargs) -> AttentionFigure:
     """Heatmaps of ``tables`` for the chapter; Jupyter shows the returned object."""
     return AttentionFigure(result, tables=tables, **kwargs)
+
+
+# --------------------------------------------------------------------------- the vector plane
+
+#: One colour per kind of vector, the lab's (lab.css ``--al-c-x`` ... ``--al-c-o``; a test keeps
+#: them equal): each row of X a point, q, k, v arrows from the origin, o a point.
+PLANE_COLOURS = {"x": "#333333", "q": "#0a5fb4", "k": "#b34700", "v": "#1d7a33", "o": "#7b2cbf"}
+#: Muted grey for what the causal mask blocks (a masked key, its value and its score line).
+PLANE_MUTED = "#6b6b6b"
+#: The plane figure's layout, in inches: each panel a column :data:`PANEL_SIZE` wide with the square
+#: plane in it (room on its left for the tick labels), the title above, the lines of numbers below.
+PLANE_LAYOUT = {"left": 0.46, "right": 0.1, "top": 0.07, "bottom": 0.06, "ticks": 0.3, "pad": 0.05}
+#: Line spacing of the lines of numbers under the panels.
+PLANE_LINE_SPACING = 1.35
+
+
+def _plane_strings() -> tuple[dict, dict]:
+    """The lab's plane templates (``view.plane``: titles, scores, shares) and the figure's own."""
+    table = strings()
+    return table["view"]["plane"], table["plane_figure"]
+
+
+def _fill(template: str, **values) -> str:
+    """Literal placeholder replacement, as the lab's ``fillIn`` (render.js) does."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", str(value))
+    return template
+
+
+def convex_hull(points) -> np.ndarray:
+    """The convex hull of 2-D ``points`` (k, 2), counter-clockwise (Andrew's monotone chain, as
+    render.js's ``convexHull``); one or two points come back as they are (a point, a segment)."""
+    p = sorted({(float(a), float(b)) for a, b in np.asarray(points, dtype=float).reshape(-1, 2)})
+    if len(p) < 3:
+        return np.array(p, dtype=float).reshape(-1, 2)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    def chain(seq):
+        out = []
+        for a in seq:
+            while len(out) >= 2 and cross(out[-2], out[-1], a) <= 0:
+                out.pop()
+            out.append(a)
+        return out
+
+    lower, upper = chain(p), chain(reversed(p))
+    return np.array(lower[:-1] + upper[:-1], dtype=float)
+
+
+def plane_model(result: AttentionResult, row: int = 1) -> dict:
+    """The plane's geometry for query ``row`` (render.js's ``planeModel``, in numpy).
+
+    ``q`` = Q[row] and its length ``q_norm``; for each key j (``keys``): the raw score
+    ``dot`` = q·k_j, ``scaled`` = dot / √d_k, the foot of k_j on the line through q (``foot`` =
+    t·q with t = q·k_j / |q|², so q·k_j = t·|q|² = (signed length of the foot) × |q|),
+    ``masked`` (S is −∞ there) and its ``share`` A[row, j]; ``hull``: the convex hull of the
+    readable values (the only places a weighted average of them can land); ``o`` = O[row].
+    """
+    Q, K = result.Q, result.K
+    if not 0 <= row < Q.shape[0]:
+        raise ValueError(f"row must be 0 to {Q.shape[0] - 1} for Q of shape {Q.shape}, not {row!r}")
+    q = Q[row]
+    qq = float(q @ q)
+    keys = []
+    for j, k in enumerate(K):
+        t = float(q @ k) / qq if qq > 0 else 0.0
+        dot = float(result.raw_scores[row, j])
+        keys.append({"j": j, "dot": dot, "scaled": dot / result.scale, "t": t, "foot": t * q,
+                     "masked": bool(np.isneginf(result.S[row, j])), "share": float(result.A[row, j])})
+    readable = result.V[[not key["masked"] for key in keys]]
+    return {"row": row, "q": q, "q_norm": float(np.sqrt(qq)), "keys": keys, "hull": convex_hull(readable),
+            "o": result.O[row]}
+
+
+def _plane_box(points, margin: float = 0.25) -> tuple[float, float, float, float]:
+    """x0, x1, y0, y1: a square around ``points`` and the origin (the panels are square, so equal
+    spans give both axes one scale), ``margin`` of the span added on every side."""
+    p = np.vstack([np.zeros((1, 2)), np.asarray(points, dtype=float).reshape(-1, 2)])
+    lo, hi = p.min(axis=0), p.max(axis=0)
+    span = float(np.max(hi - lo))
+    if not span > 1e-9:
+        span = 1.0
+    centre = (lo + hi) / 2
+    half = span * (0.5 + margin)
+    return centre[0] - half, centre[0] + half, centre[1] - half, centre[1] + half
+
+
+class PlaneFigure(_SharpFigure):
+    """The lab's vector plane (render.js ``createPlane``) as a still figure for query ``row``.
+
+    Two panels of one plane at two zooms, in the lab's colours (:data:`PLANE_COLOURS`) and with
+    its own templates (``view.plane`` in strings_zh.json):
+
+    * **打分** (``axes["score"]``): the rows of X as points (when ``X`` is given), q and k as
+      arrows from the origin (the other rows' q faded), the dotted line through q_i, and for
+      each key the dashed drop from k_j to its foot on that line and the foot's signed length
+      along q_i as a thick translucent segment (q_i·k_j = that length × |q_i|); under the panel
+      one line per key: q_i·k_j and ÷ √d_k;
+    * **混合** (``axes["mix"]``): v as arrows, the hull of the readable values dashed (a segment
+      for two values), the share A[i, j] beside each v_j, o_i on the hull (the other rows' o
+      faded); under the panel o_i as the weighted sum, and that the shares are ≥ 0 and add up to 1.
+
+    A masked key (the causal mask) is drawn dashed and grey and its share says 已挡住; its value
+    is not part of the hull.  Laid out by hand (:data:`PLANE_LAYOUT`): two columns of
+    :data:`PANEL_SIZE`, as wide as the chapter's heatmaps, so a 360 px phone scales both alike; a
+    line of numbers too long for its column is broken after a "，".  What was drawn is kept for
+    tests: ``points[(kind, i)]`` (a Line2D with one marker), ``arrows[(kind, i)]`` (an annotation
+    whose ``xy`` is the tip), ``feet[j]``, ``drops[j]``, ``shadows[j]``, ``hull`` (Line2D),
+    ``score_texts[j]``, ``share_texts[j]``, ``mix_texts``, ``titles``.
+    """
+
+    def __init__(self, result: AttentionResult, row: int = 1, X=None, tokens=TOKENS, key_tokens=None,
+                 panel_size: float = PANEL_SIZE, font_size: float = FONT_SIZE, dpi: float = 100):
+        use_cjk_font()
+        from matplotlib.figure import Figure  # no pyplot: no global state, no GUI
+
+        widths = {"Q": result.Q.shape[1], "K": result.K.shape[1], "V": result.V.shape[1]}
+        if X is not None:
+            X = np.asarray(X, dtype=float)
+            if X.ndim != 2 or X.shape[0] != result.Q.shape[0]:
+                raise ValueError(f"X must have one row per query, ({result.Q.shape[0]}, 2); got shape {X.shape}")
+            widths["X"] = X.shape[1]
+        if any(w != 2 for w in widths.values()):
+            raise ValueError("the plane shows only vectors two numbers wide; got widths "
+                             + ", ".join(f"{k} {w}" for k, w in widths.items()))
+        self.model = plane_model(result, row)
+        self.result, self.row, self.X = result, row, X
+        self.tokens = tuple(tokens)
+        self.key_tokens = tuple(key_tokens) if key_tokens is not None else self.tokens
+        self.font_size = font_size
+        # Latin letters, digits, ₀ ₁ and · from DejaVu Sans (the CJK font has no subscripts and a
+        # full-width ·), Chinese from the CJK font: matplotlib falls back glyph by glyph, and so does
+        # the reader's browser through the SVG's font list (with_font_fallbacks).
+        self._family = [f for f in ("DejaVu Sans", use_cjk_font()) if f]
+        self.points, self.arrows = {}, {}
+        self.feet, self.drops, self.shadows, self.share_texts = [], [], [], []
+        self.score_texts, self.mix_texts, self.titles = [], [], []
+        self.hull = None
+        self._labels = []
+
+        lab, own = _plane_strings()
+        self._names = {"qi": "q" + subscript(row), "oi": "o" + subscript(row), "tok": self._token(self.tokens, row)}
+        column = panel_size - 2 * PLANE_LAYOUT["pad"]
+        small = font_size * TEXT_SCALE["axis"]
+        lines = {"score": [self._wrap(text, small, column) for text, _ in self._score_lines(lab)],
+                 "mix": [self._wrap(text, small, column) for text in self._mix_lines(own)]}
+        n_lines = max(sum(t.count("\n") + 1 for t in texts) for texts in lines.values())
+        title_size = font_size * TEXT_SCALE["ticks"]
+        titles = {name: _fill(lab["titles"][name], **self._names) for name in ("score", "mix")}
+        if max(self._width(t, title_size, "bold") for t in titles.values()) > column * 72:
+            title_size = small  # never smaller than the axes' numbers
+        L = PLANE_LAYOUT
+        side = panel_size - L["left"] - L["right"]
+        line_h = small * PLANE_LINE_SPACING / 72
+        title_h = title_size * 1.45 / 72
+        below = L["ticks"] + n_lines * line_h
+        height = L["top"] + title_h + side + below + L["bottom"]
+        width = 2 * panel_size
+        self.figure = Figure(figsize=(width, height), dpi=dpi)
+        self.axes = {}
+        for c, name in enumerate(("score", "mix")):
+            left = c * panel_size
+            self.axes[name] = self.figure.add_axes(((left + L["left"]) / width, (L["bottom"] + below) / height,
+                                                    side / width, side / height))
+            self.titles.append(self.figure.text(
+                (left + panel_size / 2) / width, (height - L["top"]) / height, titles[name], ha="center", va="top",
+                fontsize=title_size, fontweight="bold", color="#1a1a1a", fontfamily=self._family))
+        self._line_at = lambda c, k: ((c * panel_size + L["pad"]) / width,  # noqa: E731
+                                      (L["bottom"] + (n_lines - k) * line_h) / height)
+        self._draw(lab, lines)
+        self._keep_labels_inside()
+
+    # ------------------------------------------------------------------ text
+    def _token(self, names, i):
+        return names[i] if i < len(names) else str(i)
+
+    def _width(self, text: str, size: float, weight: str = "normal") -> float:
+        """Width of ``text`` in points, in this figure's fonts (the widest line of several)."""
+        from matplotlib.backends.backend_agg import RendererAgg
+        from matplotlib.font_manager import FontProperties
+
+        renderer = RendererAgg(1, 1, 72)
+        prop = FontProperties(family=self._family, size=size, weight=weight)
+        return max(renderer.get_text_width_height_descent(t, prop, ismath=False)[0] for t in text.split("\n"))
+
+    def _wrap(self, text: str, size: float, width_in: float) -> str:
+        """``text`` broken after a "，" wherever a line would be wider than ``width_in``."""
+        parts = [p + "，" for p in text.split("，")]
+        parts[-1] = parts[-1][:-1]
+        out = [parts[0]]
+        for part in parts[1:]:
+            if self._width(out[-1] + part, size) <= width_in * 72:
+                out[-1] += part
+            else:
+                out.append(part)
+        return "\n".join(out)
+
+    def _score_lines(self, lab) -> list[tuple[str, bool]]:
+        """One line per key: q_i·k_j and ÷ √d_k (the lab's ``score`` / ``score_masked``), masked or not."""
+        m, d_k = self.model, format_value(self.result.d_k)
+        out = []
+        for key in m["keys"]:
+            if m["q_norm"] == 0:
+                text = _fill(lab["q_zero"], qi=self._names["qi"]) if key["j"] == 0 else ""
+            else:
+                text = _fill(lab["score_masked" if key["masked"] else "score"], qi=self._names["qi"],
+                             kj="k" + subscript(key["j"]), dot=format_value(key["dot"]), d_k=d_k,
+                             s=format_value(key["scaled"]))
+            out.append((text, key["masked"]))
+        return out
+
+    def _mix_lines(self, own) -> list[str]:
+        keys = self.model["keys"]
+        terms = " + ".join(_fill(own["mix_term"], a=format_value(key["share"]), vj="v" + subscript(key["j"]))
+                           for key in keys if not key["masked"])
+        return [_fill(own["mix_sum"], oi=self._names["oi"], terms=terms),
+                _fill(own["share_sum"], total=format_value(sum(key["share"] for key in keys)))]
+
+    def _label(self, ax, xy, off, text, colour, size, alpha=1.0, **kw):
+        """A text ``off`` points from ``xy``, anchored on the side it leans to; near an edge of the
+        panel it turns back inwards (as the lab keeps its labels inside the plane)."""
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        fx, fy = (xy[0] - x0) / (x1 - x0), (xy[1] - y0) / (y1 - y0)
+        ha = "left" if off[0] > 2 else ("right" if off[0] < -2 else "center")
+        va = "bottom" if off[1] > 2 else ("top" if off[1] < -2 else "center")
+        if fx > 0.78 and ha == "left":
+            ha = "right"
+        elif fx < 0.22 and ha == "right":
+            ha = "left"
+        if fy > 0.9 and va == "bottom":
+            va = "top"
+        elif fy < 0.1 and va == "top":
+            va = "bottom"
+        label = ax.annotate(text, xy=(float(xy[0]), float(xy[1])), xytext=off, textcoords="offset points",
+                            ha=ha, va=va, fontsize=size, color=colour, alpha=alpha, fontfamily=self._family,
+                            zorder=7, **kw)
+        self._labels.append((ax, label))
+        return label
+
+    def _keep_labels_inside(self) -> None:
+        """Move every label that reaches past its panel's frame back inside it (drawn once to
+        measure; a long share such as “×0（已挡住）” beside a value near the edge would otherwise
+        run into the other panel)."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        renderer = FigureCanvasAgg(self.figure).get_renderer()
+        to_points = 72 / self.figure.dpi
+        for ax, label in self._labels:
+            frame, box = ax.get_window_extent(renderer), label.get_window_extent(renderer)
+            dx = max(0.0, frame.x0 + 2 - box.x0) - max(0.0, box.x1 - (frame.x1 - 2))
+            dy = max(0.0, frame.y0 + 2 - box.y0) - max(0.0, box.y1 - (frame.y1 - 2))
+            if dx or dy:
+                x, y = label.xyann
+                label.xyann = (x + dx * to_points, y + dy * to_points)
+
+    # ------------------------------------------------------------------ pieces
+    def _frame(self, ax, points):
+        """A square data box (one scale on both axes), the origin's axes, a light grid, a few ticks."""
+        from matplotlib.ticker import MaxNLocator
+
+        x0, x1, y0, y1 = _plane_box(points)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+        ax.set_aspect("equal")  # the box is square and so is the panel: nothing to adjust
+        ax.axhline(0, color="#8a8a8a", linewidth=0.9, zorder=0)
+        ax.axvline(0, color="#8a8a8a", linewidth=0.9, zorder=0)
+        locate = MaxNLocator(nbins=3, integer=True)  # a few whole-number ticks, only those in view
+        ax.set_xticks([v for v in locate.tick_values(x0, x1) if x0 <= v <= x1])
+        ax.set_yticks([v for v in locate.tick_values(y0, y1) if y0 <= v <= y1])
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(lambda v, _pos: format_value(v))
+        ax.grid(True, color="#e3e3e3", linewidth=0.6, zorder=-1)
+        ax.tick_params(labelsize=self.font_size * TEXT_SCALE["axis"], length=0, colors="#555555", pad=3)
+        for label in ax.get_xticklabels() + ax.get_yticklabels():
+            label.set_fontfamily(self._family)
+        for spine in ax.spines.values():
+            spine.set_color("#c8c8c8")
+
+    def _arrow(self, ax, kind, i, v, label, side, faded=False, masked=False):
+        """An arrow from the origin to ``v``; its name beyond the tip, a step to one side (``side`` 1:
+        left of its direction, as q; −1: right, as k and v: at the baseline q₀ and k₁ are one arrow)."""
+        colour = PLANE_MUTED if masked else PLANE_COLOURS[kind]
+        alpha = 0.35 if faded else (0.6 if kind == "k" else 1.0)
+        self.arrows[(kind, i)] = ax.annotate(
+            "", xy=(float(v[0]), float(v[1])), xytext=(0.0, 0.0), zorder=2 if kind == "k" else 3,
+            arrowprops={"arrowstyle": "-|>,head_length=0.55,head_width=0.3", "color": colour,
+                        "linewidth": 4.2 if kind == "k" else 2.2, "alpha": alpha, "shrinkA": 0, "shrinkB": 0,
+                        "linestyle": (0, (3, 2)) if masked else "-"})
+        n = float(np.hypot(*v))
+        ux, uy = (v[0] / n, v[1] / n) if n > 0 else (0.7, 0.7)
+        off = (8 * ux - side * 11 * uy, 8 * uy + side * 11 * ux)
+        self._label(ax, v, off, label, colour, self.font_size * TEXT_SCALE["axis"], alpha=0.5 if faded else 1.0,
+                    fontweight="bold")
+
+    def _point(self, ax, kind, i, p, label, faded=False):
+        colour = PLANE_COLOURS[kind]
+        (dot,) = ax.plot([p[0]], [p[1]], marker="o", markersize=8 if kind == "x" else 7.5, color=colour,
+                         markeredgecolor="white", markeredgewidth=1.2, alpha=0.4 if faded else 1.0, zorder=6,
+                         linestyle="none")
+        self.points[(kind, i)] = dot
+        if label:  # beyond the point, away from the origin
+            n = float(np.hypot(*p))
+            ux, uy = (p[0] / n, p[1] / n) if n > 0 else (0.0, -1.0)
+            self._label(ax, p, (9 * ux, 9 * uy), label, colour, self.font_size * TEXT_SCALE["axis"],
+                        fontweight="bold")
+
+    # ------------------------------------------------------------------ the two panels
+    def _draw(self, lab, lines) -> None:
+        r, m, row = self.result, self.model, self.row
+        tq = lambda i: self._token(self.tokens, i)  # noqa: E731
+        tk = lambda j: self._token(self.key_tokens, j)  # noqa: E731
+        small = self.font_size * TEXT_SCALE["axis"]
+
+        # 打分: X, q, k; the line through q_i, each key's foot on it; the scores under the panel.
+        ax = self.axes["score"]
+        shown = [r.Q, r.K, np.array([key["foot"] for key in m["keys"]])] + ([self.X] if self.X is not None else [])
+        self._frame(ax, np.vstack(shown))
+        if m["q_norm"] > 0:
+            ax.axline((0.0, 0.0), (float(m["q"][0]), float(m["q"][1])), color=PLANE_COLOURS["q"],
+                      linewidth=1.0, linestyle=(0, (1.5, 2.5)), alpha=0.7, zorder=1)
+        k_line = 0
+        for key, text in zip(m["keys"], lines["score"]):
+            j, k = key["j"], r.K[key["j"]]
+            colour = PLANE_MUTED if key["masked"] else PLANE_COLOURS["k"]
+            (shadow,) = ax.plot([0.0, key["foot"][0]], [0.0, key["foot"][1]], color=colour, linewidth=7,
+                                alpha=0.22, solid_capstyle="butt", zorder=1)
+            (drop,) = ax.plot([k[0], key["foot"][0]], [k[1], key["foot"][1]], color=colour, linewidth=1.3,
+                              linestyle=(0, (3, 2.5)), zorder=4)
+            (foot,) = ax.plot([key["foot"][0]], [key["foot"][1]], marker="o", markersize=4.5, color=colour,
+                              linestyle="none", zorder=4)
+            self.shadows.append(shadow)
+            self.drops.append(drop)
+            self.feet.append(foot)
+            x, y = self._line_at(0, k_line)
+            self.score_texts.append(self.figure.text(x, y, text, ha="left", va="top", fontsize=small, color=colour,
+                                                     linespacing=PLANE_LINE_SPACING, fontfamily=self._family))
+            k_line += text.count("\n") + 1
+        for j, k in enumerate(r.K):
+            self._arrow(ax, "k", j, k, f"k{subscript(j)} {tk(j)}", -1, masked=m["keys"][j]["masked"])
+        for i, q in enumerate(r.Q):
+            self._arrow(ax, "q", i, q, f"q{subscript(i)} {tq(i)}", 1, faded=i != row)
+        if self.X is not None:
+            for i, x in enumerate(self.X):
+                self._point(ax, "x", i, x, f"x{subscript(i)} {tq(i)}")
+
+        # 混合: v, the hull of the readable values, the shares beside the v arrows, o_i on the hull.
+        ax = self.axes["mix"]
+        self._frame(ax, np.vstack([r.V, r.O]))
+        hull = m["hull"]
+        closed = np.vstack([hull, hull[:1]]) if len(hull) > 2 else hull
+        (self.hull,) = ax.plot(closed[:, 0], closed[:, 1], color=PLANE_COLOURS["o"], linewidth=1.4,
+                               linestyle=(0, (5, 3)), zorder=2)
+        if len(hull) > 2:
+            ax.fill(hull[:, 0], hull[:, 1], color=PLANE_COLOURS["o"], alpha=0.08, zorder=1)
+        centre = r.V.mean(axis=0)
+        for j, v in enumerate(r.V):
+            key = m["keys"][j]
+            self._arrow(ax, "v", j, v, f"v{subscript(j)} {tk(j)}", -1, masked=key["masked"])
+            # The share beside the middle of its arrow, on the side away from the other values.
+            n = float(np.hypot(*v)) or 1.0
+            px, py = -v[1] / n, v[0] / n
+            mid = 0.55 * v
+            if (mid[0] + px - centre[0]) * px + (mid[1] + py - centre[1]) * py < 0:
+                px, py = -px, -py
+            text = lab["weight_masked"] if key["masked"] else _fill(lab["weight"], a=format_value(key["share"]))
+            self.share_texts.append(self._label(ax, mid, (9 * px, 9 * py), text,
+                                                PLANE_MUTED if key["masked"] else PLANE_COLOURS["v"],
+                                                self.font_size * TEXT_SCALE["axis"], fontweight="bold"))
+        for i, o in enumerate(r.O):
+            if i != row:
+                self._point(ax, "o", i, o, "", faded=True)
+        self._point(ax, "o", row, r.O[row], f"{self._names['oi']} {tq(row)}")
+        k_line = 0
+        for text in lines["mix"]:
+            x, y = self._line_at(1, k_line)
+            self.mix_texts.append(self.figure.text(x, y, text, ha="left", va="top", fontsize=small,
+                                                   color=PLANE_COLOURS["o"], linespacing=PLANE_LINE_SPACING,
+                                                   fontfamily=self._family))
+            k_line += text.count("\n") + 1
+
+
+def plane_figure(result: AttentionResult, row: int = 1, X=None, **kwargs) -> PlaneFigure:
+    """The lab's vector plane for query ``row`` of ``result`` (``X``: its rows drawn as points too);
+    Jupyter shows the returned object.  See :class:`PlaneFigure`."""
+    return PlaneFigure(result, row=row, X=X, **kwargs)

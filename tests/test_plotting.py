@@ -178,3 +178,139 @@ def test_chapter_heatmaps_on_the_site_are_svg_and_captions_never_say_grey(built_
         caption = re.sub(r"<[^>]+>", "", re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S).group(1))
         alt = re.search(r'alt="([^"]*)"', figure).group(1)
         assert "灰" not in caption + alt, f"a caption still calls masked cells grey: {caption} / {alt}"
+
+
+# ---------------------------------------------------------------- the vector plane (issue 25)
+
+from attention_lab.plotting import (PLANE_COLOURS, PLANE_MUTED, TEXT_SCALE, PANEL_SIZE, FONT_SIZE,  # noqa: E402
+                                    format_value, plane_figure)
+from attention_lab.strings import strings  # noqa: E402
+
+
+def _by_hand(X, Wq, Wk, Wv, d_k, causal):
+    """The attention of one head in a few lines of numpy, apart from attention_lab.core."""
+    Q, K, V = X @ Wq, X @ Wk, X @ Wv
+    raw = Q @ K.T
+    S = raw / np.sqrt(d_k)
+    if causal:
+        S = np.where(np.tril(np.ones(S.shape, dtype=bool)), S, -np.inf)
+    e = np.exp(S - S.max(axis=1, keepdims=True))
+    A = e / e.sum(axis=1, keepdims=True)
+    return {"Q": Q, "K": K, "V": V, "raw": raw, "S": S, "A": A, "O": A @ V}
+
+
+def _random_tables(rng):
+    t = baseline()
+    for key in ("X", "Wq", "Wk", "Wv"):
+        lo, hi = (-20, 20) if key == "Wv" else (-3, 3)
+        t[key] = np.round(rng.uniform(lo, hi, size=(2, 2)), 1)
+    return t
+
+
+def test_the_plane_figure_draws_the_numbers_of_the_computation():
+    """Points, arrow tips, feet, drops, hull, o, and the written scores and shares read back from the
+    figure's artists equal an attention computed by hand, at the baseline and in random states."""
+    rng = np.random.default_rng(25)
+    cases = [(baseline(), 2.0, True, 1)] + [(_random_tables(rng), float(rng.integers(1, 65)),
+                                             bool(rng.integers(0, 2)), int(rng.integers(0, 2))) for _ in range(8)]
+    plane = strings()["view"]["plane"]
+    for t, d_k, causal, row in cases:
+        want = _by_hand(t["X"], t["Wq"], t["Wk"], t["Wv"], d_k, causal)
+        fig = plane_figure(attention(**t, d_k=d_k, causal=causal), row=row, X=t["X"])
+        for kind, table in (("x", t["X"]), ("o", want["O"])):
+            for i in range(2):
+                assert fig.points[(kind, i)].get_xydata()[0] == pytest.approx(table[i]), (kind, i)
+        for kind in ("q", "k", "v"):
+            for i in range(2):
+                assert fig.arrows[(kind, i)].xy == pytest.approx(tuple(want[kind.upper()][i])), (kind, i)
+                assert fig.arrows[(kind, i)].xyann == (0.0, 0.0)  # from the origin
+        q = want["Q"][row]
+        for j in range(2):
+            k = want["K"][j]
+            foot = (q @ k) / (q @ q) * q
+            assert fig.feet[j].get_xydata()[0] == pytest.approx(foot, abs=1e-9)
+            assert fig.drops[j].get_xydata() == pytest.approx(np.array([k, foot]), abs=1e-9)
+            # q·k is the foot's signed length along q times |q|.
+            along = np.sign(foot @ q) * np.linalg.norm(foot)
+            assert along * np.linalg.norm(q) == pytest.approx(want["raw"][row, j], abs=1e-9)
+            text = fig.score_texts[j].get_text().replace("\n", "")
+            assert f"= {format_value(want['raw'][row, j])}，" in text
+            assert f"÷ √{format_value(d_k)} = {format_value(want['raw'][row, j] / np.sqrt(d_k))}" in text
+            masked = np.isneginf(want["S"][row, j])
+            share = plane["weight_masked"] if masked else f"×{format_value(want['A'][row, j])}"
+            assert fig.share_texts[j].get_text() == share
+        readable = want["V"][np.isfinite(want["S"][row])]
+        drawn = fig.hull.get_xydata()
+        assert sorted(map(tuple, drawn.round(9))) == sorted(map(tuple, readable.round(9)))
+        o = want["O"][row]
+        if len(readable) == 2:  # o lies on the segment between the two values, at the shares
+            a, b = readable
+            d, e = b - a, o - a
+            assert d[0] * e[1] - d[1] * e[0] == pytest.approx(0, abs=1e-6 * (1 + np.abs(d).max() ** 2))
+            assert -1e-9 <= (o - a) @ (b - a) <= (b - a) @ (b - a) + 1e-9
+        else:
+            assert o == pytest.approx(readable[0])
+
+
+def test_a_masked_key_is_greyed_and_its_value_is_left_out_of_the_hull():
+    t = baseline()
+    fig = plane_figure(attention(**t), row=0, X=t["X"])  # 我 may not read 爱
+    assert fig.hull.get_xydata() == pytest.approx(attention(**t).V[:1])
+    assert fig.share_texts[1].get_text() == strings()["view"]["plane"]["weight_masked"]
+    assert "已挡住" in fig.score_texts[1].get_text()
+    for kind in ("k", "v"):
+        props = fig.arrows[(kind, 1)].arrow_patch
+        assert to_rgb(props.get_edgecolor()) == pytest.approx(to_rgb(PLANE_MUTED))
+        assert props.get_linestyle() != "-"
+    assert to_rgb(fig.arrows[("k", 0)].arrow_patch.get_edgecolor()) == pytest.approx(to_rgb(PLANE_COLOURS["k"]))
+
+
+def test_the_plane_figure_uses_the_labs_colour_for_each_kind_of_vector():
+    css = (ROOT / "attention_lab" / "static" / "attention-lab" / "lab.css").read_text("utf-8")
+    # The first rule that sets them is the light theme's (html[data-theme="dark"] follows it).
+    first = re.search(r"\{[^{}]*--al-c-x:[^{}]*\}", css).group(0)
+    light = dict(re.findall(r"--al-c-(\w+):\s*(#[0-9a-fA-F]{3,6})", first))
+    assert {k: to_rgb(v) for k, v in light.items()} == {k: to_rgb(v) for k, v in PLANE_COLOURS.items()}
+    t = baseline()
+    fig = plane_figure(attention(**t), row=1, X=t["X"])
+    for kind in ("q", "k", "v"):
+        assert to_rgb(fig.arrows[(kind, 1)].arrow_patch.get_edgecolor()) == pytest.approx(to_rgb(PLANE_COLOURS[kind]))
+    for kind in ("x", "o"):
+        assert to_rgb(fig.points[(kind, 1)].get_color()) == pytest.approx(to_rgb(PLANE_COLOURS[kind]))
+    assert to_rgb(fig.hull.get_color()) == pytest.approx(to_rgb(PLANE_COLOURS["o"]))
+    assert fig.hull.get_linestyle() != "-" and fig.drops[0].get_linestyle() != "-"
+
+
+def test_the_plane_figure_reads_on_a_phone_like_the_heatmaps():
+    """As wide as the chapter's heatmaps (two panels of PANEL_SIZE), so a 360 px phone scales both
+    alike; no text under the axes' size; in random states nothing leaves the figure or its panel,
+    and no glyph is missing (₀ ₁ come from DejaVu Sans, Chinese from the CJK font)."""
+    import warnings
+
+    rng = np.random.default_rng(7)
+    heatmap = plot_attention(attention(**baseline()))
+    smallest = FONT_SIZE * TEXT_SCALE["axis"]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*[Gg]lyph.*missing.*")
+        for k in range(8):
+            t = baseline() if k == 0 else _random_tables(rng)
+            fig = plane_figure(attention(**t, causal=bool(k % 3)), row=k % 2, X=t["X"])
+            assert fig.figure.get_figwidth() == pytest.approx(heatmap.figure.get_figwidth()) == 2 * PANEL_SIZE
+            texts = [a for a in fig.figure.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text"))
+                     if a.get_text().strip()]
+            assert min(a.get_fontsize() for a in texts) >= smallest - 1e-9
+            assert _inside_figure(fig.figure) == []  # (drawn: a missing glyph would warn here)
+    svg = plane_figure(attention(**baseline()), X=baseline()["X"]).to_svg()
+    joined = "".join(re.findall(r"<text\b[^>]*>(.*?)</text>", svg, re.S))
+    for word in ("打分", "混合", "q₁·k₀", "÷ √2 = 0.707", "×0.67", "o₁ 爱"):
+        assert word in joined, word
+    assert all("Noto Sans CJK SC" in f and f.endswith("sans-serif") for f in re.findall(r"font-family: ([^;\"]+)", svg))
+
+
+def test_the_plane_figure_refuses_vectors_that_are_not_two_wide():
+    from attention_lab.chapter import cross_attention_example
+
+    with pytest.raises(ValueError, match="two numbers wide; got widths Q 2, K 2, V 3"):
+        plane_figure(cross_attention_example())
+    with pytest.raises(ValueError, match="row must be 0 to 1"):
+        plane_figure(attention(**baseline()), row=2)
