@@ -30,10 +30,12 @@ __all__ = [
     "pytorch_facts",
     "sdpa_like_torch",
     "self_check_cases",
+    "LAB_SATURATED",
     "LAB_WQ",
     "SPREAD_DIMS",
     "kv_cache_example",
     "lab_experiments",
+    "saturated_example",
     "softmax_steps",
 ]
 
@@ -339,6 +341,18 @@ LAB_WQ = {
     "wq6": tuple(tuple(6.0 * v for v in row) for row in BASELINE["Wq"]),
     "wq0": ((3.0, 3.0), (3.0, 3.0)),
 }
+
+
+#: Experiment 3 pushed further (book/lab.md, issue 28): X and Wk at the ends of their sliders as
+#: well, so that 爱's scores are [324/√2, 0] and its small share, about 3.2×10⁻¹⁰⁰, rounds to 0 at
+#: ten decimals although it is not 0 (the worked text writes its power of ten instead).
+LAB_SATURATED = {"X": ((3.0, 3.0), (3.0, -3.0)), "Wq": LAB_WQ["wq6"], "Wk": ((3.0, 3.0), (3.0, -3.0))}
+
+
+def saturated_example(causal: bool = False) -> AttentionResult:
+    """:data:`LAB_SATURATED` over the baseline's Wv (row 爱 reads both positions either way)."""
+    tables = {**baseline(), **{k: np.array(v) for k, v in LAB_SATURATED.items()}}
+    return attention(**tables, causal=causal)
 
 
 def lab_experiments() -> dict[str, AttentionResult]:

@@ -337,7 +337,7 @@ def _check_scores(scores) -> np.ndarray:
     if np.isnan(array).any():
         raise AttentionInputError("nonfinite", "softmax received NaN scores")
     if np.isposinf(array).any():
-        raise AttentionInputError("overflow", "scores overflow (分数溢出): softmax received +inf scores")
+        raise AttentionInputError("overflow", "scores overflow: softmax received +inf scores")
     return array
 
 
@@ -435,7 +435,7 @@ def _mix(A: np.ndarray, V: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         O = np.clip(np.ldexp(A @ np.ldexp(V, -exponent), exponent), V.min(axis=0), V.max(axis=0))
     if not np.all(np.isfinite(O)):  # cannot happen for a finite V (kept as a guard: never return inf)
-        raise AttentionInputError("overflow", "O overflows (溢出): O = A·V left the float range; use smaller inputs")
+        raise AttentionInputError("overflow", "O overflows: O = A·V left the float range; use smaller inputs")
     return O
 
 
@@ -447,7 +447,7 @@ def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = Fa
     optional additive ``(n, m)`` table of 0 / -inf (a boolean mask is refused:
     PyTorch reads True two opposite ways); ``causal=True`` adds
     :func:`causal_mask`.  ``d_k=None`` means the width of Q.  Bad input raises
-    :class:`AttentionInputError`, e.g. "scores overflow (分数溢出)" with the size.
+    :class:`AttentionInputError`, e.g. "scores overflow" with the size.
     """
     Q = as_matrix(Q, "Q")
     K = as_matrix(K, "K")
@@ -471,7 +471,7 @@ def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = Fa
         M = M + causal_mask(n, m)
     with np.errstate(over="ignore", invalid="ignore"):
         S = Q @ K.T / np.sqrt(d_k) + M
-    _check_overflow(S, "scores overflow (分数溢出): S = Q·Kᵀ/√d_k", Q, K.T, np.isfinite(M), np.sqrt(d_k))
+    _check_overflow(S, "scores overflow: S = Q·Kᵀ/√d_k", Q, K.T, np.isfinite(M), np.sqrt(d_k))
     A = softmax(S, axis=-1)
     O = _mix(A, V)
     return AttentionResult(Q=Q, K=K, V=V, M=M, S=S, A=A, O=O, d_k=d_k)
@@ -505,7 +505,7 @@ def attention(X, Wq, Wk, Wv, d_k=None, causal: bool = True) -> AttentionResult:
     with np.errstate(over="ignore", invalid="ignore"):
         Q, K, V = X @ Wq, X @ Wk, X @ Wv
     for name, W, table in (("Q", Wq, Q), ("K", Wk, K), ("V", Wv, V)):
-        _check_overflow(table, f"{name} overflows (溢出): {name} = X·W{name.lower()}", X, W)
+        _check_overflow(table, f"{name} overflows: {name} = X·W{name.lower()}", X, W)
     return scaled_dot_product_attention(Q, K, V, d_k=d_k, causal=_check_causal(causal))
 
 
@@ -537,7 +537,7 @@ def general_attention(X, Wq, Wk, Wv, source=None, causal: bool = False, pad: int
     with np.errstate(over="ignore", invalid="ignore"):
         Q, K, V = X @ Wq, source @ Wk, source @ Wv
     for name, left, W, table in (("Q", X, Wq, Q), ("K", source, Wk, K), ("V", source, Wv, V)):
-        _check_overflow(table, f"{name} overflows (溢出): {name} = X·W{name.lower()}", left, W)
+        _check_overflow(table, f"{name} overflows: {name} = X·W{name.lower()}", left, W)
     mask = padding_mask(n, m, pad)
     if _check_causal(causal):
         mask = mask + causal_mask(n, m, diagonal=m - n)

@@ -37,8 +37,9 @@ from contextlib import ExitStack, contextmanager
 
 import numpy as np
 
-from .core import TOKENS, attention
+from .core import TOKENS, AttentionInputError, attention
 from .params import D_K_POWERS, PARAM_NAMES, RANGES, TABLES, coerce, default_params, refused, tables_from_params
+from .strings import error_text
 from .web import lab_html, strings
 from .widget import LabView, view_state
 from .worked import fmt
@@ -404,10 +405,11 @@ class AttentionLab:
         try:
             result = attention(**tables_from_params(params))
             if not all(np.all(np.isfinite(getattr(result, k))) for k in ("Q", "K", "V", "A", "O")):
-                raise ValueError("结果中出现了非有限的数")
+                raise AttentionInputError("overflow", "the result holds a number that is not finite")
         except (ValueError, TypeError, FloatingPointError, OverflowError) as exc:
             # Keep the last good result and say why it did not change.
-            self._notes["error"] = (None, self.strings["lab"]["error"].replace("{message}", str(exc)))
+            # In Chinese, by the kind of refusal (strings_zh.json "errors"), not the core's English.
+            self._notes["error"] = (None, self.strings["lab"]["error"].replace("{message}", error_text(exc, self.strings)))
             self._publish_notes()
             return
         self._notes.pop("error", None)

@@ -109,7 +109,8 @@ def _labels(name: str, n_rows: int, n_cols: int, tokens) -> tuple[list[str], lis
     if name in ("S", "A"):
         cols = [f"{tokens[j]}" if j < len(tokens) else str(j) for j in range(n_cols)]
     else:
-        cols = [f"第{j}格" for j in range(n_cols)]
+        cell = strings()["twin"]["cell"]  # the lab's column headers: "第 0 格"
+        cols = [cell.replace("{c}", str(j)) for j in range(n_cols)]
     return rows, cols
 
 

@@ -55,6 +55,7 @@ from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLE
                      SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_token, compute, default_state,
                      default_value, link as site_link, shapes_config, shapes_html, table_shape, worked)
 from .widget import _static
+from .strings import error_text
 
 __all__ = ["ShapesLab", "ShapesLabView", "state_from_values", "MAX_SHAPE"]
 
@@ -447,7 +448,8 @@ class ShapesLab:
         try:
             result = compute(state)
         except (ValueError, TypeError, FloatingPointError, OverflowError) as exc:
-            self._notes["error"] = (None, self.strings["shapes"]["error"].replace("{message}", str(exc)))
+            message = error_text(exc, self.strings)  # Chinese, by the kind of refusal (strings_zh.json "errors")
+            self._notes["error"] = (None, self.strings["shapes"]["error"].replace("{message}", message))
         else:
             self._notes.pop("error", None)
             self.result = result

@@ -31,7 +31,8 @@ order, for query row ``i`` (token ``T_i``) with keys ``j = 0..m-1``:
 3. ``head`` ``step3``; ``add_mask``; then a ``note`` ``mask_hides`` for every masked key,
    or one ``note`` ``mask_none`` when the row's mask is all 0.
 4. ``head`` ``step4``; ``sub_max``; ``exp``; ``exp_sum``; ``shares``; then a
-   ``note`` ``masked_share`` for every masked key.
+   ``note`` ``masked_share`` for every masked key, then a ``note`` ``tiny_share`` for every
+   readable key whose share is written as a power of ten (see ``soft`` below).
 5. ``head`` ``step5``; ``out_cell`` per output column ``c``; ``output``.
 
 Placeholders:
@@ -78,7 +79,8 @@ Number and vector rules (``fmt``, ``factor``, ``vec``, ``eq``):
   - ``add_mask``: for every key whose score stays finite, ``shown(scaled) + shown(M) ==
     shown(S)`` (a masked key's ``x + (−∞) = −∞`` always holds; adding 0 changes no digit,
     so ``[0.7071067812, 0] + [0, 0] = [0.7071067812, 0]`` is true as written);
-  - ``out_cell``: ``exact(O[c])`` and ``Σ shown(A[j])·shown(V[j,c]) == shown(fmt(O[c]))``
+  - ``out_cell``: ``exact(O[c])`` and ``Σ shown(soft(A[j]))·shown(V[j,c]) == shown(fmt(O[c]))``
+    (so a saturated row's ``(1 − 3.2×10⁻¹⁰⁰)×30 + (3.2×10⁻¹⁰⁰)×0`` is ``≈ 30``)
     (``0.7310585786×10 + 0.2689414214×0`` is 7.310585786, so it is ``≈ 7.3105857863``);
   - ``output``: ``"="`` only when every ``out_cell`` line above it is ``"="`` (the
     vector is those cells' results; ``exact`` alone would accept 7.3105857863 for
@@ -101,10 +103,29 @@ The expressions:
 * ``mask_hides`` ``{value}``: that key's scaled score, ``fmt``.
 * ``sub_max`` ``{vec}``: ``S[i] - max(S[i])`` (masked stay ``−∞``); ``exp`` ``{vec}``:
   ``exp`` of those (masked -> ``0``); ``exp_sum`` ``{value}``: their sum (added
-  left to right); ``shares`` ``{vec}``: ``A[i]`` from the core.
-* ``out_cell`` ``{expr}``: ``" + ".join(fmt(A[i,j]) + "×" + factor(V[j,c]))`` over
-  readable keys only (spaces around ``+``); ``{eq}`` over ``O[i,c]``; ``{value}``:
+  left to right); ``shares`` ``{vec}``: ``A[i]`` from the core; all three as ``soft`` writes
+  them (below: a tiny one as its power of ten, not ``0``).
+* ``out_cell`` ``{expr}``: ``" + ".join(soft(A[i,j]) + "×" + factor(V[j,c]))`` over
+  readable keys only (spaces around ``+``; a share written as a power, in parentheses:
+  ``(3.2×10⁻¹⁰⁰)×0``); ``{eq}`` over ``O[i,c]`` with the shares' shown values; ``{value}``:
   ``fmt(O[i,c])``.
+* ``tiny_share`` ``{tok}``, ``{j}``: the key; ``{value}``: its share as written (a power).
+
+Softmax texts (``soft``, :func:`softmax_texts`): ``exp`` can be tiny but never 0 on a readable
+key, and a share is never 1 while another key is readable, so where ``fmt`` would write one of
+those as ``"0"`` or ``"1"`` the line says what it is instead.  With ``LN10 = log(10)`` and
+``lse(js) = t + log(Σ exp(shifted[j] − t))`` (``t`` the largest of them, terms added left to
+right), computed from the shifted scores so that a number below the smallest float is written too:
+
+* an exponential ``fmt(exp) == "0"`` of a readable key: ``format_power(shifted[j] / LN10)``
+  (:func:`attention_lab.formatting.format_power`: ``3.2×10⁻¹⁰⁰``);
+* the sum, ``fmt(total) == "1"`` with two or more readable keys: ``"1 + " +
+  format_power(lse(others) / LN10)``, the others being the readable keys but the maximum;
+* a share ``fmt(A[j]) == "0"`` of a readable key: ``format_power((shifted[j] − log(total)) / LN10)``;
+  ``fmt(A[j]) == "1"`` with another readable key: ``"1 − " + format_power((lse(the other
+  readable keys) − log(total)) / LN10)``;
+* everything else, and every masked key (exactly 0): ``fmt``.
+``shown`` reads these texts exactly too (:func:`attention_lab.formatting.power_value`).
 * ``output`` ``{eq}`` over the whole row ``O[i]``; ``{vec}``: ``O[i]``.
 """
 
@@ -119,10 +140,10 @@ from importlib import resources
 import numpy as np
 
 from .core import TOKENS, AttentionResult, softmax_steps
-from .formatting import WORKED_DIGITS, format_number
+from .formatting import WORKED_DIGITS, format_number, format_power, power_value
 
-__all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "worked_steps", "worked_text", "worked_stage",
-           "worked_block", "templates", "STAGE"]
+__all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "softmax_texts", "share_texts", "worked_steps", "worked_text",
+           "worked_stage", "worked_block", "templates", "STAGE"]
 
 _SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
@@ -134,7 +155,7 @@ STAGE = {
     "step1": 1, "dot": 1, "raw_scores": 1,
     "step2": 2, "scaled": 2, "no_scaling": 2,
     "step3": 3, "add_mask": 3, "mask_hides": 3, "mask_none": 3,
-    "step4": 4, "sub_max": 4, "exp": 4, "exp_sum": 4, "shares": 4, "masked_share": 4,
+    "step4": 4, "sub_max": 4, "exp": 4, "exp_sum": 4, "shares": 4, "masked_share": 4, "tiny_share": 4,
     "step5": 5, "out_cell": 5, "output": 5,
 }
 
@@ -188,11 +209,68 @@ def shown(x: float) -> Fraction:
 
 
 def _sum_eq(pairs, result: float) -> str:
-    """``"="`` when the shown factors, multiplied and added exactly, give the shown result."""
+    """``"="`` when the shown factors, multiplied and added exactly, give the shown result.
+
+    A factor is a number (shown as ``fmt`` shows it) or the text it is shown as (a share of
+    :func:`softmax_texts`), read exactly by :func:`~attention_lab.formatting.power_value`."""
     if not exact(result):
         return "≈"
-    total = sum((shown(a) * shown(b) for a, b in pairs), Fraction(0))
+    value = lambda x: power_value(x) if isinstance(x, str) else shown(x)  # noqa: E731
+    total = sum((value(a) * value(b) for a, b in pairs), Fraction(0))
     return "=" if total == shown(result) else "≈"
+
+
+LN10 = math.log(10)
+
+
+def _log_sum_exp(values: list[float]) -> float:
+    """``log Σ exp(v)`` without underflow: the largest first, the terms added left to right."""
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def softmax_texts(shifted, exps, total: float, shares, readable) -> tuple[list[str], str, list[str]]:
+    """The softmax lines' numbers as the worked text writes them: ``(exps, total, shares)``.
+
+    ``fmt``, except for what ``fmt`` would write as ``"0"`` or ``"1"`` while it is not: a readable
+    key's exponential or share (never 0: ``exp`` is positive), a share while another key is
+    readable (never 1), the sum then (never 1).  Those are written from ``shifted`` (``S − max``)
+    in logarithms: ``3.2×10⁻¹⁰⁰``, ``1 − 3.2×10⁻¹⁰⁰``, ``1 + 3.2×10⁻¹⁰⁰``; see the module docstring.
+    """
+    m = len(shifted)
+    live = [j for j in range(m) if readable[j]]
+    exp_texts = [fmt(x) for x in exps]
+    share_texts = [fmt(x) for x in shares]
+    total_text = fmt(total)
+    for j in live:
+        if exp_texts[j] == "0":
+            exp_texts[j] = format_power(shifted[j] / LN10)
+    if len(live) > 1:
+        log_total = math.log(total)
+        if total_text == "1":
+            top = next(j for j in live if shifted[j] == 0)
+            total_text = "1 + " + format_power(_log_sum_exp([shifted[j] for j in live if j != top]) / LN10)
+        for j in live:
+            if share_texts[j] == "0":
+                share_texts[j] = format_power((shifted[j] - log_total) / LN10)
+            elif share_texts[j] == "1":
+                rest = _log_sum_exp([shifted[k] for k in live if k != j])
+                share_texts[j] = "1 − " + format_power((rest - log_total) / LN10)
+    return exp_texts, total_text, share_texts
+
+
+def share_texts(scores, shares) -> list[str]:
+    """A row's shares as the worked text writes them (:func:`softmax_texts`), from that row of ``S``
+    (``−inf`` where masked) and of ``A``: what an explanation quotes for a share that its table
+    cell (:func:`~attention_lab.formatting.format_share`) shows only as a bound.  JavaScript:
+    ``attention.js`` ``shareTexts``.
+
+    >>> share_texts([229.1025971044, 0.0], [1.0, 3.2e-100])
+    ['1 − 3.2×10⁻¹⁰⁰', '3.2×10⁻¹⁰⁰']
+    """
+    readable = [not (math.isinf(s) and s < 0) for s in scores]
+    steps = softmax_steps([float(s) for s in scores])
+    return softmax_texts(steps.shifted.tolist(), steps.exps.tolist(), steps.total, [float(a) for a in shares], readable)[2]
 
 
 def _quotient_eq(raw, scaled, d_k: float) -> str:
@@ -308,20 +386,25 @@ def worked_steps(result: AttentionResult, row: int, tokens=TOKENS, key_tokens=No
     add("head", "step4")
     steps = softmax_steps([float(S[j]) if readable[j] else -math.inf for j in range(m)])  # core's, one place
     shifted, exps, total = steps.shifted.tolist(), steps.exps.tolist(), steps.total
+    exp_texts, total_text, share_texts = softmax_texts(shifted, exps, total, A.tolist(), readable)
     add("line", "sub_max", vec=vec(shifted))
-    add("line", "exp", vec=vec(exps))
-    add("line", "exp_sum", value=fmt(total))
-    add("line", "shares", vec=vec(A))
+    add("line", "exp", vec="[" + ", ".join(exp_texts) + "]")
+    add("line", "exp_sum", value=total_text)
+    add("line", "shares", vec="[" + ", ".join(share_texts) + "]")
     for j in range(m):
         if not readable[j]:
             add("note", "masked_share", tok=tok(j), j=j)
+    for j in range(m):
+        if readable[j] and share_texts[j] != fmt(A[j]) and not share_texts[j].startswith("1 "):
+            add("note", "tiny_share", tok=tok(j), j=j, value=share_texts[j])
 
     # Stage 5: × V.
     add("head", "step5")
     cell_eqs = []
+    soft = [f"({text})" if " " in text or "×" in text else text for text in share_texts]
     for c in range(result.V.shape[1]):
-        expr = " + ".join(f"{fmt(A[j])}×{factor(result.V[j, c])}" for j in range(m) if readable[j])
-        pairs = [(A[j], result.V[j, c]) for j in range(m) if readable[j]]
+        expr = " + ".join(f"{soft[j]}×{factor(result.V[j, c])}" for j in range(m) if readable[j])
+        pairs = [(share_texts[j], result.V[j, c]) for j in range(m) if readable[j]]
         cell_eqs.append(_sum_eq(pairs, O[c]))
         add("line", "out_cell", c=c, expr=expr, eq=cell_eqs[-1], value=fmt(O[c]))
     add("line", "output", eq="=" if all(e == "=" for e in cell_eqs) else "≈", vec=vec(O))

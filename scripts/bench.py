@@ -12,7 +12,7 @@ Prints, side by side in one run (median and p95, in ms; from this machine, not a
 2. A real JupyterLab as Binder gives it (scripts/binder_env.py: the env from binder/requirements.txt,
    postBuild, a plain server) in headless Chromium, a notebook holding (a) the lab and (b) a naive
    ``interact`` + new matplotlib figure; a key press (ArrowRight / ArrowLeft) on the Wv[0,0]
-   slider's handle -> the O[爱, 第0格] value shown updated (the cell's text for the lab; the new
+   slider's handle -> the O[爱,第 0 格] value shown updated (the cell's text for the lab; the new
    picture decoded for the naive way), timed inside the page with ``performance.now()`` from the
    keydown to the next animation frame after the change.  Twice: over a direct connection, and
    through scripts/latency_proxy.py (75 ms each way, a 150 ms round trip as mybinder often has).
@@ -299,7 +299,7 @@ def main(argv=None) -> int:
     print(verdict(py_lab, py_naive, ms=3, times=30, digits=0))
 
     if not args.no_jupyter:
-        print("2. JupyterLab from the Binder env, headless Chromium: key press on a slider -> O[爱,第0格] shown updated")
+        print("2. JupyterLab from the Binder env, headless Chromium: key press on a slider -> O[爱,第 0 格] shown updated")
         try:
             runs = bench_jupyterlab(args.presses, args.naive_presses)
         except Exception as exc:  # report, don't hide the Python figures above

@@ -76,6 +76,14 @@ def cases(n_random: int = 30, seed: int = 11) -> list[tuple[str, dict]]:
            "Wv[0,0]": 20.0, "Wv[0,1]": -20.0, "Wv[1,0]": -20.0, "Wv[1,1]": 20.0,
            "d_k": 1.0, "causal": False}  # row 1 scores [324, 0]: shares [1, 1e-141]
     out.append(("saturated", sat))
+    # Issue 28's live text: shares [1 − 3.2×10⁻¹⁰⁰, 3.2×10⁻¹⁰⁰] (in floats [1, 3.2e-100]), never "0" and "1".
+    issue28 = {**default_params(), "X[0,0]": 3.0, "X[0,1]": 3.0, "X[1,0]": 3.0, "X[1,1]": -3.0,
+               "Wq[0,0]": 3.0, "Wq[0,1]": 3.0, "Wq[1,0]": -3.0, "Wq[1,1]": 3.0,
+               "Wk[0,0]": 3.0, "Wk[0,1]": 3.0, "Wk[1,0]": 3.0, "Wk[1,1]": -3.0, "causal": False}
+    out.append(("saturated, issue 28", issue28))
+    # Scores 648 and −648 at d_k = 1: exp(−1296) is 0.0 in floats, still written as 1.4×10⁻⁵⁶³.
+    under = {**{name: 3.0 for name in PARAM_NAMES[:-2]}, "X[1,0]": -3.0, "X[1,1]": -3.0, "d_k": 1.0, "causal": False}
+    out.append(("exp below the smallest float", under))
     out.append(("all zero", {**{name: 0.0 for name in PARAM_NAMES[:-2]}, "d_k": 64.0, "causal": False}))
     return out
 

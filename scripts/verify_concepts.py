@@ -1174,7 +1174,7 @@ QUOTED = {"F09 scores": (2.0, 1.0, 0.0),
 
 def build_claims() -> list[Claim]:
     """The prose's numeric claims, each tied to a value computed by attention_lab."""
-    from attention_lab.chapter import (LAB_WQ, MATMUL_EXAMPLE, cross_attention_example, dot_product_spread,
+    from attention_lab.chapter import (LAB_SATURATED, LAB_WQ, MATMUL_EXAMPLE, cross_attention_example, dot_product_spread,
                                        identity_qk_example, kv_cache_example, lab_experiments, multihead_example,
                                        self_check_cases)
     from attention_lab.params import RANGES
@@ -1195,6 +1195,15 @@ def build_claims() -> list[Claim]:
                         / (r.raw_scores[1, 0] - r.raw_scores[1, 1]))
     one = float(r.A.sum(axis=1).max())  # each row of A sums to 1
     saturated = softmax(np.array([[1e3, 0.0]]))[0]  # softmax far apart: [1, 0]
+    from attention_lab.chapter import saturated_example
+    from attention_lab.formatting import power_value
+    from attention_lab.worked import fmt as worked_fmt, worked_steps
+
+    sat = saturated_example()  # 爱 scores [324/√2, 0]: in floats its shares are [1, 3.2e-100]
+    sat_line = next(s["text"] for s in worked_steps(sat, ROW) if s["key"] == "shares")
+    sat_texts = re.search(r"\[(.*)\]", sat_line).group(1).split(", ")  # as the worked text writes them
+    sat_values = [power_value(t) for t in sat_texts]  # exact values of the written shares
+    sat_neither = min(sat_values) > 0 and max(sat_values) < 1  # in floats the large one is exactly 1
     V = r.V
     eye = np.asarray(baseline("only_wv")["Wv"], dtype=float)
     scaled_spread = sorted({round(scaled) for _raw, scaled in dot_product_spread().values()})
@@ -1243,6 +1252,22 @@ def build_claims() -> list[Claim]:
         c("the largest exponential after subtracting the max", r"最大的指数恰好是 (\d+)",
           [float(softmax_steps(r.S[ROW]).exps.max())]),
         c("a saturated share is near 1", r"份额接近 (\d+)", [saturated[0]]),
+        # --- saturation (issue 28): a readable share rounds to 0 (or 1) at ten decimals, yet is not,
+        # and the worked text writes it otherwise; only a masked share is exactly 0.
+        c("a readable share is never 0, nor 1 beside another (the saturated example, exactly)",
+          r"份额不会是 (\d+)；一行里还有别的能读的位置时，份额也不会是 (\d+)",
+          [0.0, 1.0] if sat_neither else [None, None], where=("f11-attention.md",)),
+        c("the saturated small share rounds to this at ten decimals", r"四舍五入到十位小数会只剩 (\d+)",
+          [float(worked_fmt(float(sat.A[ROW].min())))], where=("f11-attention.md", "lab.md")),
+        c("the saturated large share is written as 1 minus the small one", r"写成“(\d+) 减去它”",
+          [1.0] if sat_texts[0].startswith("1 − ") else [None], where=("f11-attention.md",)),
+        c("the worked text writes neither 0 nor 1 for them", r"而不写 (\d+)(?: 和 (\d+))?",
+          [0.0, 1.0] if sat_neither and not {"0", "1"} & set(sat_texts) else [None, None],
+          where=("f11-attention.md", "lab.md")),
+        c("a masked share is exactly 0", r"份额才恰好是 (\d+)", [float(r.A[0, 1])] if np.isneginf(r.S[0, 1]) else [None],
+          where=("f11-attention.md", "lab.md")),
+        c("experiment 3 pushed further: X and Wk", r"X 和 Wk 也都改成 (\[\[.*?\]\])",
+          [LAB_SATURATED["X"]] if LAB_SATURATED["X"] == LAB_SATURATED["Wk"] else [None], where="lab.md"),
         c("and the other near 0", r"另一个接近 (\d+)", [saturated[1]]),
         c("large d_k: scaled scores near 0", r"缩放分数越接近 (\d+)", [float(r.raw_scores[1, 0] / np.sqrt(np.inf))]),
         c("the lab's steps, numbered in order", r"(\d) 原始分数[^→]*→ (\d) 除以[^→]*→ (\d) 加上掩码[^→]*→ (\d) softmax"

@@ -68,7 +68,8 @@ def test_cross_attention_example_is_executed_with_its_shapes(built_site):
     text = visible_text(page_html(built_site))
     rc = cross_attention_example()
     assert rc.A.shape == (3, 2) and rc.O.shape == (3, 3)
-    assert "A 的形状: (3, 2)" in text and "O 的形状: (3, 3)" in text
+    # Printed labels in Chinese take the full-width colon, as the prose does (issue 28).
+    assert "A 的形状：(3, 2)" in text and "O 的形状：(3, 3)" in text
 
 
 def test_no_error_or_stderr_outputs_on_the_page(built_site):
@@ -106,6 +107,18 @@ def test_landing_page_links_to_the_chapter(built_site):
     html = page_html(built_site, "book/index.html")
     assert re.search(r'href="f11-attention\.html"', html)
     assert re.search(r'href="lab\.html"', html)
+
+
+def test_landing_page_lists_every_page_and_every_downloadable_notebook(built_site):
+    """The index names each page of the book (the shapes page too) and links each .ipynb the site
+    publishes, so none is found only by accident (issue 28: shapes.html and shapes.ipynb were missing)."""
+    html = page_html(built_site, "book/index.html")
+    for page in ("f11-attention", "notation", "lab", "shapes"):
+        assert re.search(rf'href="{page}\.html"', html), page
+    notebooks = sorted(p.name for p in (built_site / "_notebooks").glob("*.ipynb"))
+    assert "shapes.ipynb" in notebooks, notebooks
+    for name in notebooks:
+        assert f'href="../_notebooks/{name}"' in html, name
 
 
 def test_self_check_has_at_least_seven_collapsed_answers(built_site):
@@ -192,7 +205,7 @@ def test_prose_writes_negative_numbers_with_one_minus_sign(built_site, page):
 # ---------------------------------------------------------------- the five figures on a phone and a desktop (issue 17)
 
 #: The chapter's figures, by their ``name:`` (labels the prose refers to).
-FIGURES = ("fig-f11-qkv", "fig-f11-sao", "fig-f11-flow", "fig-f11-only-wv", "fig-f11-only-wq")
+FIGURES = ("fig-f11-qkv", "fig-f11-sao", "fig-f11-flow", "fig-f11-plane", "fig-f11-only-wv", "fig-f11-only-wq")
 
 #: For each figure as the page shows it: an inlined copy of its SVG, drawn at the size the
 #: <img> is shown at, gives every text's size on screen (font-size times the scale of its

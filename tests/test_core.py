@@ -300,7 +300,7 @@ def test_a_boolean_numpy_mask_is_refused_with_how_to_convert_it():
 def test_overflowing_scores_are_reported_as_overflow_not_as_masked_or_nan():
     # Row 1 of S would be -1e400 for both keys: a float gives -inf, which used to read as "masked".
     Q, K = np.array([[1.0, 0.0], [-1e200, 0.0]]), np.array([[1e200, 0.0], [1e200, 0.0]])
-    with pytest.raises(AttentionInputError, match=r"分数溢出.*about 1e\+399") as info:
+    with pytest.raises(AttentionInputError, match=r"scores overflow.*about 1e\+399") as info:
         scaled_dot_product_attention(Q, K, np.eye(2))
     assert info.value.kind == "overflow" and "masked" not in str(info.value)
 

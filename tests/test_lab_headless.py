@@ -322,6 +322,27 @@ def test_a_failing_computation_shows_a_message_instead_of_raising(fresh, monkeyp
     assert fresh.result is before  # the last good result stays
 
 
+def test_a_refused_computation_is_told_in_chinese_not_in_the_cores_english(fresh, monkeypatch):
+    """The note says why in Chinese, by the refusal's kind (strings_zh.json "errors"), not the core's
+    English message ("scores overflow: ..."); an error without a kind is named by its type."""
+    import attention_lab.lab as lab_module
+    from attention_lab.core import AttentionInputError
+    from attention_lab.strings import strings
+
+    errors = strings()["errors"]
+    for exc, said in ((AttentionInputError("overflow", "scores overflow: S would reach about 1e+400"), errors["overflow"]),
+                      (AttentionInputError("all_masked", "softmax: a row has every position masked"), errors["all_masked"]),
+                      (TypeError("unsupported operand"), errors["other"].replace("{type}", "TypeError"))):
+        def broken(**kwargs):
+            raise exc
+
+        monkeypatch.setattr(lab_module, "attention", broken)
+        fresh.controls["X[0,0]"].value = 0.3 if fresh.controls["X[0,0]"].value != 0.3 else 0.4
+        notes = fresh.shown_notes()
+        assert said in notes, notes
+        assert "overflow" not in notes and "softmax:" not in notes and "operand" not in notes, notes
+
+
 def test_display_bundle_has_the_widget_the_static_html_and_text(fresh):
     fresh.controls["Wq[0,1]"].value = 1.25
     bundle = fresh._repr_mimebundle_()

@@ -445,7 +445,7 @@ def test_cross_mode_hides_the_causal_box_and_self_mode_brings_it_back_as_it_was(
         assert got["causal"] == state["causal"] and got["mode"] == state["mode"], (got, state)
         assert box.is_visible() == (state["mode"] == "self")
         notes = page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
-        assert ("交叉注意力不加因果掩码" in notes) == (state["mode"] == "cross"), notes
+        assert (strings()["shapes"]["causal_cross"] in notes) == (state["mode"] == "cross"), notes
         if state["mode"] == "self":
             assert box.is_checked() == state["causal"]
             # the triangle is there exactly when the box is checked

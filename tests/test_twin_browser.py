@@ -339,9 +339,9 @@ def test_every_control_has_a_label_for_screen_readers(chapter):
     masked = twin.root.locator('td[data-matrix="S"][data-row="0"][data-col="1"]')
     assert STRINGS["view"]["masked_label"] in masked.text_content()  # labelled, not only hatched
     # Words a screen reader reads well, not "X[0,1]".
-    assert twin.control("X[0,1]").get_attribute("aria-label") == "X 第0行第1列"
+    assert twin.control("X[0,1]").get_attribute("aria-label") == "X 第 0 行第 1 列"
     assert twin.root.locator('input[data-param-text="X[0,1]"]').get_attribute("aria-label") == STRINGS["twin"]["exact_value"].replace(
-        "{name}", "X 第0行第1列")  # the one Tab stop of X[0,1]: says it takes typing and arrows
+        "{name}", "X 第 0 行第 1 列")  # the one Tab stop of X[0,1]: says it takes typing and arrows
 
 
 def test_arrow_keys_in_a_number_box_step_by_the_sliders_step_and_apply_at_once(chapter):
@@ -668,9 +668,9 @@ def expected_explanation(name: str, i: int, j: int, r, params: dict) -> str:
 
 
 def test_a_cell_explanation_writes_approx_where_its_rounded_numbers_do_not_add_up(lab_page):
-    """At the baseline, O[爱,第1格] reads 0.67×0 + 0.33×20 = 6.6 by hand, and says the table's 6.605 is from
+    """At the baseline, O[爱,第 1 格] reads 0.67×0 + 0.33×20 = 6.6 by hand, and says the table's 6.605 is from
     the unrounded shares (issue 17: "≈ 6.605" read wrong by hand), while
-    Q[我,第0格] = 1×0.5 + 1×(−0.5) = 0 is exact, and A[我,我] = 1 (one readable position)."""
+    Q[我,第 0 格] = 1×0.5 + 1×(−0.5) = 0 is exact, and A[我,我] = 1 (one readable position)."""
     twin = lab_page()
     explain = twin.root.locator("[data-lab-explain]")
     texts = {}

@@ -55,6 +55,11 @@ def test_vectors_hold_masked_cells_as_text_and_python_worked_text(vectors_file):
     assert baseline["S"][0][1] == "-Infinity"
     assert baseline["A"][0][1] == 0.0
     assert "0.6697615493" in baseline["worked"][1]
+    # The saturated cases the node test compares (issue 28): tiny shares as powers of ten, never 0.
+    issue28 = next(v for v in doc["vectors"] if v["label"] == "saturated, issue 28")
+    assert "除以总和：[1 − 3.2×10⁻¹⁰⁰, 3.2×10⁻¹⁰⁰]" in issue28["worked"][1]
+    under = next(v for v in doc["vectors"] if v["label"] == "exp below the smallest float")
+    assert under["A"][0][1] == 0.0 and "1.4×10⁻⁵⁶³" in under["worked"][0]
 
 
 def test_lab_view_and_controls_weigh_at_most_180_kb():
@@ -192,3 +197,59 @@ def test_one_number_text_in_both_languages_for_cells_and_worked_text():
     assert got["cells"] == [format_number(x, d) for x, d in zip(floats, digits)]
     assert got["worked"] == [format_number(x) for x in floats]
     assert got["cells"][-3:] == ["−∞", "+∞", "NaN"]
+
+
+def test_shares_and_powers_of_ten_read_the_same_in_javascript_and_python():
+    """formatShare (a cell's share: "<0.001" where it only rounds to 0, ">0.999" where it only
+    rounds to 1 beside another readable share, a masked "0" kept) and formatPower ("3.2×10⁻¹⁰⁰")
+    give formatting.format_share / format_power's text, and shownText reads it as power_value does."""
+    from fractions import Fraction
+
+    from attention_lab.formatting import format_power, format_share, power_value
+    from attention_lab.worked import share_texts
+
+    inf = "-Infinity"
+    rows = [([1.0, 3.2e-100], [229.1, 0.0]), ([1.0, 0.0], [0.0, inf]), ([0.0004, 0.9996], [0.0, 7.8]),
+            ([0.5, 0.5], [1.0, 1.0]), ([0.0, 1.0], [-1300.0, 0.0]), ([0.9995, 0.0005], [7.6, 0.0]),
+            ([1 / 3, 1 / 3, 1 / 3], [0.0, 0.0, 0.0]), ([0.0, 0.0, 1.0], [inf, -40.0, 0.0])]
+    logs = [-99.498, -563.0, -10.0001, -0.02, -1e-9, -45.99999, -3.04, -700.7]
+    got = json.loads(node_eval(
+        'const c = require("./attention_lab/static/attention-lab/attention.js");'
+        f"const rows = {json.dumps(rows)}.map(([a, s]) => [a, s.map(Number)]);"
+        "console.log(JSON.stringify({shares: rows.map(([a, s]) => a.map((_, j) => [3, 10].map(d => c.formatShare(a, s, j, d)))),"
+        " texts: rows.map(([a, s]) => c.shareTexts(s, a)),"
+        f" powers: {json.dumps(logs)}.map(c.formatPower)}}));"))
+    want_shares = [[[format_share(a, [float(x) for x in s], j, d) for d in (3, 10)] for j in range(len(a))] for a, s in rows]
+    assert got["shares"] == want_shares
+    # What an explanation quotes for such a share: the worked text's own words for it.
+    assert got["texts"] == [share_texts([float(x) for x in s], a) for a, s in rows]
+    assert got["texts"][0] == ["1 − 3.2×10⁻¹⁰⁰", "3.2×10⁻¹⁰⁰"] and got["texts"][1] == ["1", "0"]
+    assert want_shares[0] == [[">0.999", ">0.9999999999"], ["<0.001", "<0.0000000001"]]  # the issue's row
+    assert want_shares[1] == [["1", "1"], ["0", "0"]]  # one readable share is exactly 1; a masked one exactly 0
+    assert got["powers"] == [format_power(x) for x in logs]
+    texts = got["powers"] + ["1 − " + got["powers"][0], "−0.25", "6.6976154933", "0"]
+    dec = json.loads(node_eval(
+        'const c = require("./attention_lab/static/attention-lab/attention.js");'
+        f"console.log(JSON.stringify({json.dumps(texts, ensure_ascii=False)}.map(t => {{"
+        " const d = c.shownText(t); return [String(d.n), d.s]; })));"))
+    assert [Fraction(int(n), 10 ** s) for n, s in dec] == [power_value(t) for t in texts]
+
+
+def test_a_refusal_is_told_in_the_same_chinese_in_javascript_and_python():
+    """attention.js errorText (what the site's and Jupyter's labs put in their error note) gives
+    attention_lab.strings.error_text's sentence for each kind of refusal; the core's English never."""
+    from attention_lab.core import AttentionInputError
+    from attention_lab.strings import error_text, strings
+
+    table = strings()
+    kinds = [k for k in table["errors"] if not k.startswith("_") and k != "other"]
+    got = json.loads(node_eval(
+        'const c = require("./attention_lab/static/attention-lab/attention.js");'
+        f"const strings = {json.dumps(table, ensure_ascii=False)};"
+        "const errs = " + json.dumps(kinds) + ".map(k => { const e = new Error('english ' + k); e.name = 'AttentionInputError'; e.kind = k; return e; });"
+        "const pad = (() => { try { c.paddingMask(2, 3, 3); } catch (e) { return e; } })();"
+        "console.log(JSON.stringify({kinds: errs.map(e => c.errorText(e, strings)), pad: c.errorText(pad, strings),"
+        " plain: c.errorText(new TypeError('x'), strings)}));"))
+    assert got["kinds"] == [error_text(AttentionInputError(k, "english " + k), table) for k in kinds]
+    assert got["pad"] == table["errors"]["mask"] and "pad must" not in got["pad"]
+    assert got["plain"] == error_text(TypeError("x"), table) == "计算没有完成（TypeError）"

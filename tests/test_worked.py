@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from attention_lab import attention, baseline
+from attention_lab.formatting import power_value
 from attention_lab.worked import STAGE, exact, factor, fmt, templates, vec, worked_stage, worked_steps, worked_text
 
 # The draft's numbers for row 爱 (F11-draft.txt, "对“爱”这个位置，从打分一直算到新表示").
@@ -30,6 +31,16 @@ DRAFT_LINES_AI = [
 
 def numbers(text: str) -> list[float]:
     return [float(x.replace("−", "-")) for x in re.findall(r"[-−]?\d+(?:\.\d+)?", text)]
+
+
+def shown_number(text: str) -> float:
+    """A number as the worked text writes it (``−∞``, ``0.5``, ``3.2×10⁻¹⁰⁰``, ``1 − 3.2×10⁻¹⁰⁰``), as a float."""
+    return -math.inf if text == "−∞" else float(power_value(text))
+
+
+def shown_vector(text: str) -> list[float]:
+    """The last ``[...]`` of a line, element by element (see :func:`shown_number`)."""
+    return [shown_number(x) for x in re.findall(r"\[([^\[\]]*)\]", text)[-1].split(", ")]
 
 
 def random_result(rng, causal=True):
@@ -113,7 +124,7 @@ MASKED_ROW_WO = """\
 取指数：[1, 0]
 指数之和：1
 除以总和：[1, 0]
-“爱”被挡住：分数 −∞，指数按极限取 0，份额是 0。
+“爱”被挡住：分数 −∞，指数按极限取 0，份额恰好是 0。
 第五步：用份额混合值的对应格子。
 输出第 0 格 = 1×10 = 10
 输出第 1 格 = 1×0 = 0
@@ -163,7 +174,7 @@ def stage_numbers(result, row: int, stage: int) -> list[float]:
     line = next(s["text"] for s in worked_steps(result, row) if s["key"] == key)
     vectors = re.findall(r"\[[^\[\]]*\]", line)
     shown_vec = vectors[0] if stage == 1 else vectors[-1]
-    return [-math.inf if x == "−∞" else float(x.replace("−", "-")) for x in shown_vec.strip("[]").split(", ")]
+    return [shown_number(x) for x in shown_vec.strip("[]").split(", ")]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -199,12 +210,12 @@ def test_numbers_in_the_text_equal_the_cores(seed):
         lines = worked_text(result, row).splitlines()
         assert not any("{" in line or "NaN" in line for line in lines)
         shares = next(line for line in lines if line.startswith("除以总和"))
-        assert numbers(shares) == pytest.approx(result.A[row].tolist(), abs=1e-9)
+        assert shown_vector(shares) == pytest.approx(result.A[row].tolist(), abs=1e-9)
         output = lines[-1]
         assert numbers(output)[-2:] == pytest.approx(result.O[row].tolist(), abs=1e-9)
         total = next(line for line in lines if line.startswith("指数之和"))
         finite = result.S[row][np.isfinite(result.S[row])]
-        assert numbers(total)[0] == pytest.approx(np.exp(finite - finite.max()).sum(), abs=1e-9)
+        assert shown_number(total.split("：")[1]) == pytest.approx(np.exp(finite - finite.max()).sum(), abs=1e-9)
 
 
 def test_a_row_out_of_range_is_refused():
@@ -215,15 +226,19 @@ def test_a_row_out_of_range_is_refused():
 # ----------------------------------------------------------------- "=" only where the shown numbers give it
 
 def _shown(text: str) -> Fraction:
-    return Fraction(text.strip().strip("()").replace("−", "-"))
+    """A shown number, exactly: a decimal, ``(−0.5)``, ``(3.2×10⁻¹⁰⁰)``, ``(1 − 3.2×10⁻¹⁰⁰)``."""
+    text = text.strip()
+    return power_value(text[1:-1] if text.startswith("(") else text)
 
 
 def _shown_arithmetic(expr: str) -> Fraction | None:
-    """A worked expression ``a×b+c×d`` (or ``a×b + c×d``) evaluated exactly on the shown decimals."""
+    """A worked expression ``a×b+c×d`` (or ``a×b + c×d``, factors perhaps in parentheses) evaluated
+    exactly on the shown numbers."""
     if "×" not in expr:
         return None
-    return sum((_shown(a) * _shown(b) for a, b in (term.split("×") for term in expr.replace(" ", "").split("+"))),
-               Fraction(0))
+    terms = re.split(r"\s*\+\s*(?![^()]*\))", expr)  # a "+" outside parentheses
+    pairs = [re.fullmatch(r"(\([^()]*\)|[^×()]+)×(.+)", term).groups() for term in terms]
+    return sum((_shown(a) * _shown(b) for a, b in pairs), Fraction(0))
 
 
 def _quotients_hold(expr: str, value: str) -> bool:
@@ -342,3 +357,83 @@ def test_no_ascii_hyphen_minus_in_the_worked_text():
         result = random_result(rng)
         for row in (0, 1):
             assert "-" not in worked_text(result, row)
+
+
+# ----------------------------------------------------------------- saturation: never "0" or "1" where it is not (issue 28)
+
+def issue28_result(d_k=2.0):
+    """The issue's lab setting: X = 3,3,3,−3, Wq = 3,3,−3,3, Wk = 3,3,3,−3, causal off: row 爱 scores [229.1, 0]."""
+    X = np.array([[3.0, 3.0], [3.0, -3.0]])
+    Wq, Wk = np.array([[3.0, 3.0], [-3.0, 3.0]]), np.array([[3.0, 3.0], [3.0, -3.0]])
+    return attention(X, Wq, Wk, baseline()["Wv"], d_k=d_k, causal=False)
+
+
+def test_a_saturated_share_is_written_as_its_power_of_ten_not_as_0_or_1():
+    r = issue28_result()
+    assert r.A[1, 0] == 1.0 and 0 < r.A[1, 1] < 1e-99  # in floats one share is exactly 1
+    lines = worked_text(r, 1).splitlines()
+    assert "取指数：[1, 3.2×10⁻¹⁰⁰]" in lines
+    assert "指数之和：1 + 3.2×10⁻¹⁰⁰" in lines
+    assert "除以总和：[1 − 3.2×10⁻¹⁰⁰, 3.2×10⁻¹⁰⁰]" in lines
+    # The output cells use those shares, so they are approximate: "≈ 30", not "= 30".
+    assert "输出第 0 格 = (1 − 3.2×10⁻¹⁰⁰)×30 + (3.2×10⁻¹⁰⁰)×0 ≈ 30" in lines
+    assert "“爱”位置的注意力输出 o₁ ≈ [30, 0]" in lines
+    note = templates()["tiny_share"].replace("{tok}", "爱").replace("{value}", "3.2×10⁻¹⁰⁰")
+    assert note in lines
+    # The power is the share's size: exp(−324/√2) / (1 + exp(−324/√2)), to two significant digits.
+    true = math.exp(-324 / math.sqrt(2))
+    assert float(power_value("3.2×10⁻¹⁰⁰")) == pytest.approx(true, rel=0.02)
+
+
+def test_an_exp_below_the_smallest_float_is_still_written_as_its_power_of_ten():
+    # Scores 648 and −648 (d_k = 1): exp(−1296) is 0.0 in floats, and the share too.
+    X = np.array([[3.0, 3.0], [-3.0, -3.0]])
+    W = np.full((2, 2), 3.0)
+    r = attention(X, W, W, baseline()["Wv"], d_k=1, causal=False)
+    assert r.A[0, 1] == 0.0 and r.A[0, 0] == 1.0
+    stage = worked_stage(r, 0, 4)
+    power = -1296 / math.log(10)  # log10 exp(−1296) = −562.85...: 1.4 × 10^−563
+    assert math.floor(power) == -563 and f"{10 ** (power + 563):.1f}" == "1.4"
+    assert "取指数：[1, 1.4×10⁻⁵⁶³]" in stage and "除以总和：[1 − 1.4×10⁻⁵⁶³, 1.4×10⁻⁵⁶³]" in stage
+
+
+def test_a_masked_share_is_exactly_0_and_says_so_a_tiny_one_says_it_is_not_0():
+    masked = worked_steps(attention(**baseline()), 0)
+    assert "除以总和：[1, 0]" in [s["text"] for s in masked]
+    assert [s["key"] for s in masked if s["kind"] == "note" and s["stage"] == 4] == ["masked_share"]
+    assert "恰好是 0" in templates()["masked_share"]
+    tiny = worked_steps(issue28_result(), 1)
+    assert [(s["key"], s["j"]) for s in tiny if s["kind"] == "note" and s["stage"] == 4] == [("tiny_share", 1)]
+    assert "不是 0" in templates()["tiny_share"]
+
+
+def test_a_row_whose_only_readable_share_is_1_still_writes_1():
+    # One readable key: its share is exactly 1 and the sum exactly 1, with "=" in × V.
+    text = worked_text(attention(**baseline()), 0)
+    assert "指数之和：1\n" in text and "输出第 0 格 = 1×10 = 10" in text and "×10⁻" not in text
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_readable_exp_or_share_is_written_as_0_and_no_share_as_1_beside_another(seed):
+    """Over lab-grid and wide random settings (saturation is common there): a readable key's
+    exponential and share are never written "0", a share never "1" while another key is readable,
+    the sum never "1" then; a masked key's are "0"."""
+    rng = np.random.default_rng(500 + seed)
+    saturated = 0
+    for _ in range(120):
+        result = lab_grid_result(rng) if seed % 2 else random_result(rng, causal=bool(rng.integers(0, 2)))
+        for row in (0, 1):
+            lines = {s["key"]: s["text"] for s in worked_steps(result, row)}
+            exps = re.search(r"\[(.*)\]", lines["exp"]).group(1).split(", ")
+            shares = re.search(r"\[(.*)\]", lines["shares"]).group(1).split(", ")
+            total = lines["exp_sum"].split("：")[1]
+            readable = np.isfinite(result.S[row])
+            for j, ok in enumerate(readable):
+                if not ok:
+                    assert exps[j] == "0" and shares[j] == "0"
+                    continue
+                assert exps[j] != "0" and shares[j] != "0", (lines["exp"], lines["shares"])
+                if readable.sum() > 1:
+                    assert shares[j] != "1" and total != "1", lines["shares"]
+                saturated += "×10" in shares[j]
+    assert saturated > 0  # the settings reached saturation, so the rule was exercised

@@ -647,6 +647,25 @@
         k: vec(result.K[j]), eq_k: eqSign(result.K[j]) };
       if (readable[j]) {
         ctx.v = vec(result.V[j]); ctx.eq_v = eqSign(result.V[j]);
+  /** One row of S's softmax steps, as core.softmax_steps: {shifted (S − max, masked −∞), exps
+   *  (masked 0), total (added left to right)}. */
+  function softmaxRow(S) {
+    var top = -Infinity;
+    S.forEach(function (s) { if (s !== -Infinity && s > top) top = s; });
+    if (top === -Infinity) top = 0;
+    var shifted = S.map(function (s) { return s === -Infinity ? -Infinity : s - top; });
+    var exps = shifted.map(function (s) { return s === -Infinity ? 0 : Math.exp(s); }), total = 0;
+    exps.forEach(function (e) { total += e; });
+    return { shifted: shifted, exps: exps, total: total };
+  }
+
+  /** A row's shares as the worked text writes them (worked.share_texts), from that row of S and of A:
+   *  what an explanation quotes for a share that its cell (formatShare) shows only as a bound. */
+  function shareTexts(S, A) {
+    var row = softmaxRow(S);
+    return softmaxTexts(row.shifted, row.exps, row.total, A, S.map(function (s) { return s !== -Infinity; })).shares;
+  }
+
         add("line", "readable", ctx);
       }
       else add("note", j >= m - pad ? "masked_pad" : "masked_pos", ctx);
@@ -671,15 +690,8 @@
     if (mask.every(function (v) { return v === 0; })) add("note", "mask_none");
 
     add("head", "step4");
-    var top = -Infinity, any = false;
-    range.forEach(function (j) { if (readable[j]) { any = true; if (S[j] > top) top = S[j]; } });
-    if (!any) top = 0;
-    var shifted = range.map(function (j) { return readable[j] ? S[j] - top : -Infinity; });
-    var exps = shifted.map(function (s, j) { return readable[j] ? Math.exp(s) : 0; });
-    var total = 0;
-    exps.forEach(function (e) { total += e; });
-    var texts = softmaxTexts(shifted, exps, total, A, readable);
-    add("line", "sub_max", { vec: vec(shifted) });
+    var row = softmaxRow(S), texts = softmaxTexts(row.shifted, row.exps, row.total, A, readable);
+    add("line", "sub_max", { vec: vec(row.shifted) });
     add("line", "exp", { vec: "[" + texts.exps.join(", ") + "]" });
     add("line", "exp_sum", { value: texts.total });
     add("line", "shares", { vec: "[" + texts.shares.join(", ") + "]" });
@@ -752,3 +764,4 @@
     messages: messages
   };
 });
+    shareTexts: shareTexts,
