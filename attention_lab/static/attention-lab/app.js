@@ -34,6 +34,9 @@
   /** A finger on a slider's track moves it only after going this far (CSS px) more sideways than
    *  up or down; going further up or down first is a scroll. */
   var TOUCH_SLOP = 8;
+  /** A touch that comes while the page still moves (less than this many ms after its last scroll
+   *  event) is the finger stopping a fling: lifted without a drag, it sets nothing. */
+  var FLING_MS = 150;
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -196,6 +199,9 @@
     document.addEventListener("pointerup", flush, true);
     document.addEventListener("visibilitychange", flush);
     window.addEventListener("pagehide", flush);
+    // When the page (or anything in it) last scrolled: a tap then stops a fling (FLING_MS).
+    var scrolledAt = -Infinity;
+    document.addEventListener("scroll", function (e) { scrolledAt = e.timeStamp; }, { capture: true, passive: true });
 
     // One numeric control: a slider (data-param) plus a text box for exact typing.
     function numberControl(name, range, labelText, spoken) {
@@ -216,34 +222,39 @@
         "aria-valuemin": String(range.min), "aria-valuemax": String(range.max),
         "aria-label": dk ? (tw.d_k_value || name) : fill(tw.exact_value || "{name}", { name: spoken }) });
       function sliderValue() { return dk ? DK_POWERS[Number(slider.value)] : Number(slider.value); }
-      function slide(v) {
+      /** The slider's value into the state, as it moves; `held`: a touch's held value, so the thumb is
+       *  put there too ("moving": the finger turned out to drag; "tap": a gesture over, settled now). */
+      function slide(v, held) {
         self.typedNotes = [];
-        self.setParam(name, v, slider);
+        self.setParam(name, v, held ? null : slider, held === "moving" ? "moving" : undefined);
       }
       // A finger on the track (issue 29): Chromium puts the value where the finger lands (at
       // touchstart) and, when the finger goes on up or down, scrolls the page (lab.css: touch-action
       // pan-y) and sends pointercancel.  So a touch's value waits: until the finger has gone
       // TOUCH_SLOP px more sideways than up or down (a drag: the value is taken and the slider follows
-      // from there), or lifts before that (a tap: the value where it landed, as a click).  Until then
-      // the thumb stays where it was; a swipe that scrolls, or a cancelled touch, leaves the value as
-      // it was before the finger came (and puts it back if a sideways start had moved it).
-      var touch = null;  // {id, x, y, before, drag: undefined (not yet known) | true | false, value: held}
+      // from there), or lifts before that (a tap: the value where it landed, as a click; but not the
+      // tap that stops a scrolling page, FLING_MS).  Until then the thumb stays where it was; a swipe
+      // that scrolls, or a cancelled touch, leaves the value as it was before the finger came (and
+      // puts it back if a sideways start had moved it).
+      var touch = null;  // {id, x, y, before, drag: undefined (not yet known) | true | false, value: held, fling}
       slider.addEventListener("pointerdown", function (e) {
         touch = e.pointerType !== "touch" ? null
-          : { id: e.pointerId, x: e.clientX, y: e.clientY, before: self.state.params[name], drag: undefined, value: null };
+          : { id: e.pointerId, x: e.clientX, y: e.clientY, before: self.state.params[name], drag: undefined, value: null,
+              fling: e.timeStamp - scrolledAt < FLING_MS };
       });
       slider.addEventListener("pointermove", function (e) {
         if (!touch || e.pointerId !== touch.id || touch.drag !== undefined) return;
         var dx = Math.abs(e.clientX - touch.x), dy = Math.abs(e.clientY - touch.y);
         if (Math.max(dx, dy) < TOUCH_SLOP) return;
         touch.drag = dx > dy;
-        if (touch.drag && touch.value !== null) slide(touch.value);
+        if (touch.drag && touch.value !== null) slide(touch.value, "moving");
       });
       slider.addEventListener("pointerup", function (e) {
         if (!touch || e.pointerId !== touch.id) return;
         var t = touch;
         touch = null;
-        if (t.drag === undefined && t.value !== null) slide(t.value);
+        if (t.drag === undefined && t.value !== null && !t.fling) slide(t.value, "tap");
+        else self.showControl(name);
       });
       slider.addEventListener("pointercancel", function (e) {
         if (!touch || e.pointerId !== touch.id) return;
