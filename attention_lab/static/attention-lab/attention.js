@@ -612,6 +612,25 @@
     return { exps: expTexts, total: totalText, shares: shareTexts };
   }
 
+  /** One row of S's softmax steps, as core.softmax_steps: {shifted (S − max, masked −∞), exps
+   *  (masked 0), total (added left to right)}. */
+  function softmaxRow(S) {
+    var top = -Infinity;
+    S.forEach(function (s) { if (s !== -Infinity && s > top) top = s; });
+    if (top === -Infinity) top = 0;
+    var shifted = S.map(function (s) { return s === -Infinity ? -Infinity : s - top; });
+    var exps = shifted.map(function (s) { return s === -Infinity ? 0 : Math.exp(s); }), total = 0;
+    exps.forEach(function (e) { total += e; });
+    return { shifted: shifted, exps: exps, total: total };
+  }
+
+  /** A row's shares as the worked text writes them (worked.share_texts), from that row of S and of A:
+   *  what an explanation quotes for a share that its cell (formatShare) shows only as a bound. */
+  function shareTexts(S, A) {
+    var row = softmaxRow(S);
+    return softmaxTexts(row.shifted, row.exps, row.total, A, S.map(function (s) { return s !== -Infinity; })).shares;
+  }
+
   /** worked.worked_steps: [{kind, key, stage, text, j?, c?}].  templates: strings_zh.json's
    *  "worked".  Without result.M (the kernel lab's result), M is −∞ where S is, else 0. */
   function workedSteps(result, row, templates, tokens, keyTokens) {
@@ -647,25 +666,6 @@
         k: vec(result.K[j]), eq_k: eqSign(result.K[j]) };
       if (readable[j]) {
         ctx.v = vec(result.V[j]); ctx.eq_v = eqSign(result.V[j]);
-  /** One row of S's softmax steps, as core.softmax_steps: {shifted (S − max, masked −∞), exps
-   *  (masked 0), total (added left to right)}. */
-  function softmaxRow(S) {
-    var top = -Infinity;
-    S.forEach(function (s) { if (s !== -Infinity && s > top) top = s; });
-    if (top === -Infinity) top = 0;
-    var shifted = S.map(function (s) { return s === -Infinity ? -Infinity : s - top; });
-    var exps = shifted.map(function (s) { return s === -Infinity ? 0 : Math.exp(s); }), total = 0;
-    exps.forEach(function (e) { total += e; });
-    return { shifted: shifted, exps: exps, total: total };
-  }
-
-  /** A row's shares as the worked text writes them (worked.share_texts), from that row of S and of A:
-   *  what an explanation quotes for a share that its cell (formatShare) shows only as a bound. */
-  function shareTexts(S, A) {
-    var row = softmaxRow(S);
-    return softmaxTexts(row.shifted, row.exps, row.total, A, S.map(function (s) { return s !== -Infinity; })).shares;
-  }
-
         add("line", "readable", ctx);
       }
       else add("note", j >= m - pad ? "masked_pad" : "masked_pos", ctx);
@@ -747,6 +747,7 @@
     formatShare: formatShare,
     errorText: errorText,
     softmaxTexts: softmaxTexts,
+    shareTexts: shareTexts,
     shownText: shownText,
     toQuery: toQuery,
     fromQuery: fromQuery,
@@ -764,4 +765,3 @@
     messages: messages
   };
 });
-    shareTexts: shareTexts,
