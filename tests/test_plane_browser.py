@@ -37,13 +37,20 @@ READ_PLANE = """root => {
   out.feet = [...root.querySelectorAll("[data-plane] .al-foot")].map(g => g.dataset.value.split(",").map(Number));
   return out;
 }"""
-#: Where an element of the plane is on the screen: a point's dot, an arrow's tip.
+#: Where an element of the plane is on the screen: a point's dot; for an arrow, the first place
+#: along its shaft (from the middle out) where it is the topmost thing, so the mouse meets it.
 SCREEN_AT = """(g) => {
   const svg = g.ownerSVGElement, m = svg.getScreenCTM();
-  const dot = g.querySelector('.al-dot'), shaft = g.querySelector('.al-shaft');
-  const x = dot ? +dot.getAttribute('cx') : (+shaft.getAttribute('x1') + +shaft.getAttribute('x2')) / 2;
-  const y = dot ? +dot.getAttribute('cy') : (+shaft.getAttribute('y1') + +shaft.getAttribute('y2')) / 2;
-  return [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+  const at = (x, y) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f];
+  const dot = g.querySelector('.al-dot');
+  if (dot) return at(+dot.getAttribute('cx'), +dot.getAttribute('cy'));
+  const l = g.querySelector('.al-shaft'), p = ['x1', 'y1', 'x2', 'y2'].map(a => +l.getAttribute(a));
+  for (const t of [0.5, 0.6, 0.4, 0.7, 0.3, 0.8, 0.2, 0.9]) {
+    const [x, y] = at(p[0] + t * (p[2] - p[0]), p[1] + t * (p[3] - p[1]));
+    const hit = document.elementFromPoint(x, y);
+    if (hit && hit.closest('[data-vector]') === g) return [x, y];
+  }
+  return at((p[0] + p[2]) / 2, (p[1] + p[3]) / 2);
 }"""
 UNDER_RESULTS = """() => {
   const top = document.querySelector('[data-plane-panel="score"]').getBoundingClientRect().top;

@@ -439,6 +439,15 @@
     }
 
     function r1(v) { return Math.round(v * 10) / 10; }
+    function fits(box, points) {
+      return points.every(function (p) { return !(isFinite(p[0]) && isFinite(p[1])) ||
+        (p[0] >= box.x0 && p[0] <= box.x1 && p[1] >= box.y0 && p[1] <= box.y1); });
+    }
+    /** The box and the points together, with room around what is new (it only grows). */
+    function grown(box, points) {
+      var b = planeBox(points.concat([[box.x0, box.y0], [box.x1, box.y1]]));
+      return { x0: Math.min(b.x0, box.x0), x1: Math.max(b.x1, box.x1), y0: Math.min(b.y0, box.y0), y1: Math.max(b.y1, box.y1) };
+    }
     /** Where the line through the origin along d crosses the panel's edges: [x1, y1, x2, y2] in pixels. */
     function lineInPanel(map, d) {
       var px = map.X(0), py = map.Y(0), dx = d[0], dy = -d[1], lo = -Infinity, hi = Infinity;
@@ -517,19 +526,23 @@
       var full = { Q: res.Q, K: res.K, V: res.V, S: res.S, A: res.A, O: res.O, raw_scores: r.raw_scores, d_k: r.d_k };
       var model = planeModel(full, row);
       var src = cross ? Xs : X;
-      // The scale: held while something is being dragged (a point, or a slider: st.moving), so the
-      // point stays under the finger; set anew from the content when the gesture ends.
+      // The scale: while something is being dragged (a point, or a slider: st.moving) the picture
+      // only zooms out, when something would leave it (a point dragged off keeps its own pixel
+      // mapping from the drag's start: valueAt), and is set anew from the content when it ends.
       var hold = (dragging || st.moving || keepScale === "hold") && plane.frozen;
-      var maps;
-      if (hold) maps = plane.frozen;
+      var maps, left = X.concat(res.Q, res.K, cross ? Xs : []), right = res.V.concat(res.O);
+      if (hold && fits(plane.frozen.score.box, left) && fits(plane.frozen.mix.box, right)) maps = plane.frozen;
       else {
-        var left = X.concat(res.Q, res.K, cross ? Xs : []), right = res.V.concat(res.O);
-        panels.score.boxPrev = planeBox(left, panels.score.boxPrev);
-        panels.mix.boxPrev = planeBox(right, panels.mix.boxPrev);
-        // A narrow panel (Jupyter beside S, A, O; a phone) keeps a band on top for the score lines.
-        var band = panels.score.w < 300 ? lineH * res.K.length + 8 : 0;
+        panels.score.boxPrev = hold ? grown(plane.frozen.score.box, left) : planeBox(left, panels.score.boxPrev);
+        panels.mix.boxPrev = hold ? grown(plane.frozen.mix.box, right) : planeBox(right, panels.mix.boxPrev);
+        // The score lines go left of the content when it leaves them room (about 150 px), else in a
+        // band kept on top (a narrow panel: Jupyter beside S, A, O).
+        var scoreMap = planeMap(panels.score.boxPrev, panels.score.w, panels.score.h, 18, true);
+        if (scoreMap.X(scoreMap.box.x0) < 150) {
+          scoreMap = planeMap(panels.score.boxPrev, panels.score.w, panels.score.h, 18, true, Math.max(18, lineH * res.K.length + 8));
+        }
         maps = {
-          score: planeMap(panels.score.boxPrev, panels.score.w, panels.score.h, 18, true, Math.max(18, band)),
+          score: scoreMap,
           mix: planeMap(panels.mix.boxPrev, panels.mix.w, panels.mix.h, 18)
         };
         plane.frozen = maps;
@@ -573,7 +586,7 @@
         if (model.qNorm === 0) text = j === 0 ? String(ps.q_zero || "").split("{qi}").join(names.qi) : "";
         else if (step === 1) text = fillIn(ps.score_raw, { kj: "k" + sub(j), qi: names.qi, dot: format(key.dot) });
         else if (key.masked && (step === 0 || step >= 3)) text = fillIn(ps.score_masked, { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
-        else text = fillIn(Lm.w < 300 && ps.score_short ? ps.score_short : ps.score,
+        else text = fillIn(Lm.w < 240 && ps.score_short ? ps.score_short : ps.score,
           { dot: format(key.dot), d_k: dkText, s: format(key.scaled), kj: "k" + sub(j), qi: names.qi });
         setAttr(f.g, "data-value", key.dot + "," + key.scaled);
         // The numbers in a column in the panel's emptier top corner (at the baseline a foot, a
@@ -650,7 +663,8 @@
     }
     function tableOf(g) { return g.getAttribute("data-vector") === "xs" ? "Xs" : "X"; }
     function valueAt(g, e) {
-      var svg = g.ownerSVGElement, m = plane.frozen && plane.frozen.score;
+      // The pixels -> numbers mapping of the drag's start, even if the picture zooms out under it.
+      var svg = g.ownerSVGElement, m = (dragging && dragging.map) || (plane.frozen && plane.frozen.score);
       var ctm = svg && svg.getScreenCTM && svg.getScreenCTM();
       if (!ctm || !m) return null;
       var pt = svg.createSVGPoint();
@@ -663,7 +677,7 @@
       var g = handleOf(e.target);
       if (!g || !ctx.onPoint || (e.button !== undefined && e.button !== 0)) return;
       e.preventDefault();
-      dragging = { g: g, id: e.pointerId, value: null };
+      dragging = { g: g, id: e.pointerId, value: null, map: plane.frozen && plane.frozen.score };
       if (g.setPointerCapture && e.pointerId !== undefined) { try { g.setPointerCapture(e.pointerId); } catch (err) { /* gone */ } }
       g.setAttribute("data-dragging", "");
       if (g.focus) { try { g.focus({ preventScroll: true }); } catch (err) { g.focus(); } }
