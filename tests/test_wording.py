@@ -21,11 +21,6 @@ STRINGS_TEXT = (ROOT / "attention_lab" / "strings_zh.json").read_text(encoding="
 STRINGS = json.loads(STRINGS_TEXT)
 
 
-def without_section(text: str, label: str) -> str:
-    """``text`` without the section that starts at its ``(label)=`` anchor (up to the next ``(…)=``)."""
-    return re.sub(r"\(" + re.escape(label) + r"\)=\n.*?(?=\n\([\w-]+\)=\n|\Z)", "", text, flags=re.S)
-
-
 def paragraph_with(text: str, needle: str) -> str:
     """The blank-line-separated paragraph of ``text`` that holds ``needle`` (exactly one)."""
     found = [p for p in re.split(r"\n\s*\n", text) if needle in p]
@@ -88,9 +83,8 @@ def test_a_parameter_table_is_named_once_in_its_table():
 @pytest.mark.parametrize("name", sorted(PAGES))
 def test_no_space_after_a_bold_sentence_or_before_bold_quotes(name):
     """"**…数据**。同一张", not "**…数据。** 同一张" (CommonMark needs the space only because the bold
-    ends on "。"; moving "。" out keeps the bold and drops the gap).  The vector-plane section
-    (f11-plane, being written as this test was) is left to its authors."""
-    text = without_section(PAGES[name], "f11-plane")
+    ends on "。"; moving "。" out keeps the bold and drops the gap)."""
+    text = PAGES[name]
     assert not re.search(r"。\*\* ", text), re.search(r".{20}。\*\* .{10}", text)
     assert not re.search(r"[\u4e00-\u9fff] \*\*“", text)
 
