@@ -683,6 +683,32 @@ def test_a_cell_explanation_writes_approx_where_its_rounded_numbers_do_not_add_u
     assert "≈ 0.67" in texts["A10"] and "{" not in texts["A10"], texts
 
 
+SATURATED = "X=3,3,3,-3&Wq=3,3,-3,3&Wk=3,3,3,-3&Wv=5,10,5,-10&d_k=2&causal={causal}&row=1"
+
+
+def test_a_share_too_small_for_the_table_is_said_as_tiny_and_only_a_masked_one_as_0(lab_page):
+    """Issue 28: softmax saturated (A[爱,爱] = exp(−229.1)/… ≈ 3.2×10⁻¹⁰⁰) is not "= 0": the cell shows
+    its bound, its explanation the power of ten with "≈", O's explanation mixes with those shares;
+    a masked share is exactly 0 and says why."""
+    twin = lab_page(SATURATED.format(causal=0))
+    explain = twin.root.locator("[data-lab-explain]")
+    cell = lambda m, i, j: twin.root.locator(f'td[data-matrix="{m}"][data-row="{i}"][data-col="{j}"]')  # noqa: E731
+    assert cell("A", 1, 1).locator(".al-v").text_content() == "<0.001"
+    assert cell("A", 1, 0).locator(".al-v").text_content() == ">0.999"
+    cell("A", 1, 1).hover()
+    text = explain.text_content()
+    assert text.endswith("≈ 3.2×10⁻¹⁰⁰") and "= 0" not in text, text
+    cell("O", 1, 0).hover()
+    text = explain.text_content()
+    assert "(1 − 3.2×10⁻¹⁰⁰)×" in text and "(3.2×10⁻¹⁰⁰)×" in text and "≈ 30" in text, text
+    masked = lab_page(SATURATED.format(causal=1))
+    m_explain = masked.root.locator("[data-lab-explain]")
+    a01 = masked.root.locator('td[data-matrix="A"][data-row="0"][data-col="1"]')
+    assert a01.locator(".al-v").text_content() == "0"
+    a01.hover()
+    assert m_explain.text_content().startswith("A[我,爱] = 0：") and "挡住" in m_explain.text_content()
+
+
 def random_states(n: int, seed: int) -> list[tuple[dict, int]]:
     return [(c[1], k % 2) for k, c in enumerate(make_vectors.cases(n_random=n)) if c[0].startswith("random")][:n] + \
         [(default_params(), 0)]

@@ -322,7 +322,8 @@
       box.setAttribute("data-plane-panel", name);
       var title = document.createElement("p");
       title.className = "al-plane-title";
-      var svg = svgEl("svg", { "class": "al-plane-svg", role: "img", "aria-label": (ps.panel_label || {})[name] || name });
+      // A group, not an image: it holds focusable points (axe: nested-interactive).
+      var svg = svgEl("svg", { "class": "al-plane-svg", role: "group", "aria-label": (ps.panel_label || {})[name] || name });
       var grid = svgEl("g", { "class": "al-plane-grid", "aria-hidden": "true" });
       var body = svgEl("g", { "class": "al-plane-body" });
       svg.appendChild(grid);
@@ -951,7 +952,8 @@
       if (pending) text = vs.pending || "…";
       if (staged !== null) { v = staged; cls = "al-cell al-staged"; }
       if (!pending && !hidden) {
-        text = format(v);
+        // A share that only rounds to 0 or 1 shows its bound ("<0.001"): exp is never 0; a masked one is 0.
+        text = name === "A" && staged === null ? core.formatShare(st.result.A[i], st.result.S[i], j, 3) : format(v);
         cls = staged !== null ? cls : "al-cell";
         if (masked || maskedA) {
           cls += " al-masked";
@@ -1183,10 +1185,21 @@
         base.sum = readable.map(function (s) { return "exp(" + format(s) + ")"; }).join(" + ");
         base.eq = eqSign(Math.exp(shownNum(r.S[i][j])) / readable.reduce(function (t, s) { return t + Math.exp(shownNum(s)); }, 0),
           r.A[i][j]);
+        if (core.formatShare(r.A[i], r.S[i], j, 3) !== base.value) {  // tiny, not 0: its power of ten, as the worked text
+          base.value = core.shareTexts(r.S[i], r.A[i])[j];
+          base.eq = "≈";
+        }
         return fill(e.A, base);
       }
       if (name === "O") {
-        base.expr = r.A[i].map(function (a, k) { return format(a) + "×" + factor(r.V[k][j]); }).join(" + ");
+        var exact = core.shareTexts(r.S[i], r.A[i]), tiny = false;
+        var shareText = function (a, k) {
+          if (core.formatShare(r.A[i], r.S[i], k, 3) === format(a)) return format(a);
+          tiny = true;
+          return "(" + exact[k] + ")";
+        };
+        base.expr = r.A[i].map(function (a, k) { return shareText(a, k) + "×" + factor(r.V[k][j]); }).join(" + ");
+        if (tiny) { base.eq = "≈"; return fill(e.O, base); }  // a share too small for the table: said as the worked text says it
         var hand = dotShown(r.A[i], r.V.map(function (v) { return v[j]; }));
         base.eq = eqSign(hand, r.O[i][j]);
         // By hand the shown shares give another number ("0.67×0 + 0.33×20" is 6.6, not 6.605): the
