@@ -31,6 +31,8 @@ __all__ = [
     "baseline",
     "causal_mask",
     "general_attention",
+    "MultiHeadResult",
+    "multi_head_attention",
     "padding_mask",
     "scaled_dot_product_attention",
     "SoftmaxSteps",
@@ -542,3 +544,91 @@ def general_attention(X, Wq, Wk, Wv, source=None, causal: bool = False, pad: int
     if _check_causal(causal):
         mask = mask + causal_mask(n, m, diagonal=m - n)
     return scaled_dot_product_attention(Q, K, V, mask=mask)
+
+
+@dataclass(frozen=True, eq=False)  # eq would compare arrays (ambiguous truth)
+class MultiHeadResult:
+    """Every table of one multi-head computation (:func:`multi_head_attention`).
+
+    Shapes, for n queries, m keys, h heads of widths d_k (queries, keys) and d_v (values):
+    ``Q (n, h·d_k)``, ``K (m, h·d_k)``, ``V (m, h·d_v)``: the projected tables, the heads' columns
+    side by side (head t: columns t·d_k … (t+1)·d_k − 1, t·d_v … for V);
+    ``heads``: one :class:`AttentionResult` per head, on its slices (its own ``Q, K, V, M, S, A, O``);
+    ``O (n, h·d_v)``: the heads' outputs concatenated; ``Y (n, d_model) = O @ Wo``, or None
+    without ``Wo``.  ``S`` and ``A`` stack the heads' tables, ``(h, n, m)``, as PyTorch's
+    ``nn.MultiheadAttention(..., average_attn_weights=False)`` returns its weights.
+    """
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    heads: tuple
+    O: np.ndarray
+    Y: np.ndarray | None
+    Wo: np.ndarray | None
+
+    @property
+    def h(self) -> int:
+        return len(self.heads)
+
+    @property
+    def d_k(self) -> float:
+        return self.heads[0].d_k
+
+    @property
+    def M(self) -> np.ndarray:
+        """The mask, the same for every head, (n, m)."""
+        return self.heads[0].M
+
+    @property
+    def S(self) -> np.ndarray:
+        return np.stack([r.S for r in self.heads])
+
+    @property
+    def A(self) -> np.ndarray:
+        return np.stack([r.A for r in self.heads])
+
+
+def multi_head_attention(X, Wq, Wk, Wv, Wo=None, h: int = 1, source=None, causal: bool = False,
+                         pad: int = 0) -> MultiHeadResult:
+    """h heads side by side, joined by ``Wo``: PyTorch's ``nn.MultiheadAttention`` convention.
+
+    ``X: (n, d_model)``; ``Wq, Wk: (d_model, h·d_k)``, ``Wv: (d_model, h·d_v)``, ``Wo: (h·d_v,
+    d_model)`` (or None: no projection, ``Y`` is None).  Head t is :func:`general_attention` on
+    columns t·d_k … (t+1)·d_k − 1 of Wq and Wk and t·d_v … of Wv, so
+    ``O_t = softmax(Q_t K_tᵀ / √d_k + M) V_t``, with the same ``source`` (cross), ``causal`` and
+    ``pad`` for every head; ``O = concat(O_0 … O_{h−1})`` and ``Y = O @ Wo``.  Unlike PyTorch,
+    h·d_k need not equal d_model: only the heads' widths must divide the tables' widths.
+
+    >>> r = multi_head_attention(np.eye(2), np.zeros((2, 2)), np.zeros((2, 2)), np.eye(2), Wo=np.eye(2), h=2)
+    >>> r.A.shape, r.O.shape, r.Y.tolist()
+    ((2, 2, 2), (2, 2), [[0.5, 0.5], [0.5, 0.5]])
+    """
+    if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or h < 1:
+        raise AttentionInputError("shape", f"h (the number of heads) must be a whole number from 1 up; got {_describe(h)}")
+    h = int(h)
+    X = as_matrix(X, "X")
+    Wq, Wk, Wv = as_matrix(Wq, "Wq"), as_matrix(Wk, "Wk"), as_matrix(Wv, "Wv")
+    if Wq.shape[1] != Wk.shape[1]:
+        raise AttentionInputError(
+            "shape", f"Wq and Wk must give Query and Key the same width: Wq is {Wq.shape}, Wk is {Wk.shape}")
+    for name, W, width in (("Wq", Wq, "d_k"), ("Wv", Wv, "d_v")):
+        if W.shape[1] % h:
+            raise AttentionInputError(
+                "shape", f"{name} must have h·{width} columns (h = {h} heads of equal width): {name} is {W.shape}")
+    d_k, d_v = Wq.shape[1] // h, Wv.shape[1] // h
+    heads = tuple(general_attention(X, Wq[:, t * d_k:(t + 1) * d_k], Wk[:, t * d_k:(t + 1) * d_k],
+                                    Wv[:, t * d_v:(t + 1) * d_v], source=source, causal=causal, pad=pad)
+                  for t in range(h))
+    Q, K, V, O = (np.concatenate([getattr(r, name) for r in heads], axis=1) for name in "QKVO")
+    Y = None
+    if Wo is not None:
+        Wo = as_matrix(Wo, "Wo")
+        if Wo.shape != (h * d_v, X.shape[1]):
+            raise AttentionInputError(
+                "shape", f"Wo must be (h·d_v, d_model) = ({h * d_v}, {X.shape[1]}) to bring the {h} heads' "
+                f"outputs back to X's width; got {Wo.shape}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            Y = O @ Wo
+        _check_overflow(Y, "Y overflows: Y = O·Wo", O, Wo)
+    return MultiHeadResult(Q=Q, K=K, V=V, heads=heads, O=O, Y=Y, Wo=Wo)

@@ -1,18 +1,25 @@
-"""The shapes lab (形状实验台): n queries, m keys, d_model, d_k ≠ d_v, self or cross attention,
-a causal and a padding mask.  Its names, limits, defaults, ready examples and typed-value rules,
+"""The shapes lab (形状实验台): n queries, m keys, d_model, d_k ≠ d_v, h heads joined by Wo, self or
+cross attention, a causal and a padding mask.  Its names, limits, defaults, ready examples and typed-value rules,
 and the HTML root the site's ``static/attention-lab/shapes.js`` turns into the lab.
 
 The mathematics is :func:`attention_lab.core.general_attention` (Python) and attention.js
 ``generalAttention`` (the site); the drawing is the one view, render.js.  One state, plain data::
 
-    {"n": 2, "m": 2, "d_model": 2, "d_k": 2, "d_v": 2, "mode": "self", "causal": True, "pad": 0,
-     "tables": {"X": [[1, 1], [1, -1]], "Xs": [[...]], "Wq": ..., "Wk": ..., "Wv": ...},
+    {"n": 2, "m": 2, "d_model": 2, "d_k": 2, "d_v": 2, "h": 1, "mode": "self", "causal": True, "pad": 0,
+     "tables": {"X": [[1, 1], [1, -1]], "Xs": [[...]], "Wq": ..., "Wk": ..., "Wv": ..., "Wo": ...},
      "tokens": ["我", "爱"], "source_tokens": [...], "row": 1}
 
 ``Xs`` (the source side, m rows) is used in cross mode only (K and V come from it, Q from X);
 in self mode m = n.  ``causal`` is the reader's causal box: it applies in self mode only (cross
 attention reads the whole source, as the chapter says); cross mode leaves it as it is, so going
 back to self mode brings the mask back as it was (site, Jupyter and :func:`resized` alike).  Cell values are named as the controls: ``X[0,1]``, ``Xs[2,0]``, ``Wv[1,2]``.
+
+Heads (issue 31), as PyTorch's ``nn.MultiheadAttention`` with head widths d_k and d_v: ``Wq`` and
+``Wk`` are [d_model, h·d_k], ``Wv`` [d_model, h·d_v], ``Wo`` [h·d_v, d_model]; head t reads columns
+t·d_k … of Q and K (t·d_v … of V), and ``Y = concat(O_0 … O_{h−1}) · Wo``
+(:func:`attention_lab.core.multi_head_attention`).  h = 1 is the lab without heads: one head,
+no projection, ``Wo`` kept (as ``Xs`` in self mode) but unused and not in the link, so every link
+without ``h`` means what it always meant.  Unlike PyTorch, h·d_k need not be d_model.
 """
 
 from __future__ import annotations
@@ -22,8 +29,8 @@ import json
 import re
 from urllib.parse import quote
 
-from .core import BASELINE, TOKENS, general_attention
-from .worked import worked_steps
+from .core import BASELINE, TOKENS, general_attention, multi_head_attention
+from .worked import _fill, _sum_eq, factor, fmt, subscript, vec, worked_steps
 from .params import RANGES, coerce as _coerce_2x2
 from .web import START_SCRIPT, noscript, strings
 
@@ -32,11 +39,13 @@ SHAPES_JS = ("attention.js", "render.js", "shapes.js")
 SHAPES_CSS = ("lab.css", "shapes.css")
 
 #: Shape controls and their limits (inclusive).  pad runs 0..m-1 (one key always readable).
-LIMITS = {"n": (1, 6), "m": (1, 6), "d_model": (1, 4), "d_k": (1, 4), "d_v": (1, 4)}
-SHAPE_KEYS = ("n", "m", "d_model", "d_k", "d_v")
-TABLES = ("X", "Xs", "Wq", "Wk", "Wv")
-#: A cell's range and step: the 2x2 lab's (Xs as X).
-CELL_RANGES = {t: RANGES["X" if t == "Xs" else t] for t in TABLES}
+LIMITS = {"n": (1, 6), "m": (1, 6), "d_model": (1, 4), "d_k": (1, 4), "d_v": (1, 4), "h": (1, 4)}
+SHAPE_KEYS = ("n", "m", "d_model", "d_k", "d_v", "h")
+TABLES = ("X", "Xs", "Wq", "Wk", "Wv", "Wo")
+#: A cell's range and step: the 2x2 lab's (Xs as X; Wo as Wq: it mixes outputs, as Wq mixes features).
+CELL_RANGES = {t: RANGES[{"Xs": "X", "Wo": "Wq"}.get(t, t)] for t in TABLES}
+#: Every table at the largest shape (rows, columns): h = 4 heads of width 4 make Wq [4, 16].
+MAX_TABLE = {"X": (6, 4), "Xs": (6, 4), "Wq": (4, 16), "Wk": (4, 16), "Wv": (4, 16), "Wo": (16, 4)}
 
 #: Query-side tokens for new rows (the chapter's 我, 爱 first), and the source side's in cross mode.
 DEFAULT_TOKENS = ("我", "爱", "读", "这", "本", "书")
@@ -52,22 +61,26 @@ SITE_SHAPES_PAGE = "https://f11-attention.github.io/f11-attention-book/book/shap
 
 
 def table_shape(name: str, state: dict) -> tuple[int, int]:
-    """(rows, columns) of input table ``name`` in ``state``."""
+    """(rows, columns) of input table ``name`` in ``state`` (h heads: Wq [d_model, h·d_k]...)."""
+    h = state.get("h", 1)
     return {"X": (state["n"], state["d_model"]), "Xs": (state["m"], state["d_model"]),
-            "Wq": (state["d_model"], state["d_k"]), "Wk": (state["d_model"], state["d_k"]),
-            "Wv": (state["d_model"], state["d_v"])}[name]
+            "Wq": (state["d_model"], h * state["d_k"]), "Wk": (state["d_model"], h * state["d_k"]),
+            "Wv": (state["d_model"], h * state["d_v"]), "Wo": (h * state["d_v"], state["d_model"])}[name]
 
 
 def default_value(name: str, i: int, j: int) -> float:
     """What a new cell starts from, never random: the chapter's number where the 2x2 baseline has
     one (Xs: the chapter's X, as its cross-attention example), otherwise a small integer:
-    X, Xs: ``(i + 2j) mod 3 - 1`` (-1, 0 or 1); Wq, Wk, Wv: 1 on the diagonal, 0 elsewhere.
+    X, Xs: ``(i + 2j) mod 3 - 1`` (-1, 0 or 1); Wq, Wk, Wv, Wo: 1 on the diagonal, 0 elsewhere
+    (so at h = 2 the second head's columns start at 0, and Wo passes the first d_model columns on).
 
     >>> default_value("X", 1, 1), default_value("Wv", 0, 1), default_value("X", 2, 0), default_value("Wk", 3, 3)
     (-1.0, 10.0, 1.0, 1.0)
+    >>> default_value("Wo", 1, 1), default_value("Wq", 0, 2)
+    (1.0, 0.0)
     """
-    base = BASELINE["X" if name == "Xs" else name]
-    if i < 2 and j < 2:
+    base = BASELINE.get("X" if name == "Xs" else name)
+    if base is not None and i < 2 and j < 2:
         return float(base[i][j])
     if name in ("X", "Xs"):
         return float((i + 2 * j) % 3 - 1)
@@ -76,7 +89,7 @@ def default_value(name: str, i: int, j: int) -> float:
 
 def default_state() -> dict:
     """The 2x2 baseline: the chapter's tables, self-attention, causal on."""
-    state = {"n": 2, "m": 2, "d_model": 2, "d_k": 2, "d_v": 2, "mode": "self", "causal": True, "pad": 0,
+    state = {"n": 2, "m": 2, "d_model": 2, "d_k": 2, "d_v": 2, "h": 1, "mode": "self", "causal": True, "pad": 0,
              "tokens": list(TOKENS), "source_tokens": list(DEFAULT_SOURCE_TOKENS[:2]), "row": 1}
     state["tables"] = {t: [[default_value(t, i, j) for j in range(table_shape(t, state)[1])]
                            for i in range(table_shape(t, state)[0])] for t in TABLES}
@@ -86,21 +99,66 @@ def default_state() -> dict:
 def _apple(tokens, X) -> dict:
     # Features (d_model = 3), chosen by hand, not learned: 0 食物, 1 科技, 2 "needs context".
     # Wq turns "needs context" into a query for food and tech alike; Wk and Wv read food and tech.
-    return {"n": 3, "m": 3, "d_model": 3, "d_k": 2, "d_v": 2, "mode": "self", "causal": False, "pad": 0,
-            "tokens": list(tokens), "source_tokens": list(DEFAULT_SOURCE_TOKENS[:3]), "row": 0,
-            "tables": {"X": X, "Xs": [[1.0, 1.0, -1.0], [1.0, -1.0, 0.0], [0.0, 1.0, 1.0]],
-                       "Wq": [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]],
-                       "Wk": [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]],
-                       "Wv": [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]}}
+    return _complete({"n": 3, "m": 3, "d_model": 3, "d_k": 2, "d_v": 2, "h": 1, "mode": "self", "causal": False, "pad": 0,
+                      "tokens": list(tokens), "source_tokens": list(DEFAULT_SOURCE_TOKENS[:3]), "row": 0,
+                      "tables": {"X": X, "Xs": [[1.0, 1.0, -1.0], [1.0, -1.0, 0.0], [0.0, 1.0, 1.0]],
+                                 "Wq": [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]],
+                                 "Wk": [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]],
+                                 "Wv": [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]}})
+
+
+def _complete(state: dict) -> dict:
+    """``state`` with every table at its shape: the ones not given (Wo at h = 1) from the defaults."""
+    state["tables"] = {t: state["tables"].get(t) or [[default_value(t, i, j) for j in range(table_shape(t, state)[1])]
+                                                     for i in range(table_shape(t, state)[0])] for t in TABLES}
+    return state
+
+
+def _two_heads() -> dict:
+    """Two heads that read different tokens for a reason on the page: X's four features are chosen
+    by hand, 0 猫, 1 狗 (what the token is) and 2, 3 where it is (the points (1, 0), (0, 1), (−1, 0) of a
+    circle, a quarter turn apart).  Head 0's Wq and Wk read only the position: Wq turns it a quarter
+    back, so q of position i points where position i − 1's k does: it reads the previous token.
+    Head 1's read only the content: it reads the tokens that are the same word (猫 both 猫).  Both
+    heads' Wv pass the content on; Wo is the identity, so Y is the two outputs side by side."""
+    return _complete({
+        "n": 3, "m": 3, "d_model": 4, "d_k": 2, "d_v": 2, "h": 2, "mode": "self", "causal": True, "pad": 0,
+        "tokens": ["猫", "狗", "猫"], "source_tokens": list(DEFAULT_SOURCE_TOKENS[:3]), "row": 2,
+        "tables": {"X": [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, -1.0, 0.0]],
+                   "Xs": [[default_value("Xs", i, j) for j in range(4)] for i in range(3)],
+                   "Wq": [[0.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 2.0], [0.0, -2.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]],
+                   "Wk": [[0.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 2.0], [2.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]],
+                   "Wv": [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]],
+                   "Wo": [[1.0 if i == j else 0.0 for j in range(4)] for i in range(4)]}})
+
+
+def _heads_narrow() -> dict:
+    """h·d_k = 2 ≠ d_model = 3 (PyTorch's nn.MultiheadAttention could not hold it): the 苹果 sentence's
+    features (0 食物, 1 科技, 2 needs context), two heads of width d_k = d_v = 1.  Both queries come from
+    "needs context"; head 0's key reads 食物, head 1's 科技, so head 0 looks for food words and head 1
+    for tech words; each passes its own feature on (d_v = 1) and Wo [2, 3] puts them back as 食物 and 科技."""
+    return _complete({
+        "n": 3, "m": 3, "d_model": 3, "d_k": 1, "d_v": 1, "h": 2, "mode": "self", "causal": False, "pad": 0,
+        "tokens": ["苹果", "发布了", "电脑"], "source_tokens": list(DEFAULT_SOURCE_TOKENS[:3]), "row": 0,
+        "tables": {"X": [[0.5, 0.5, 1.0], [0.0, 1.0, 0.0], [0.0, 3.0, 0.0]],
+                   "Xs": [[1.0, 1.0, -1.0], [1.0, -1.0, 0.0], [0.0, 1.0, 1.0]],
+                   "Wq": [[0.0, 0.0], [0.0, 0.0], [2.0, 2.0]],
+                   "Wk": [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]],
+                   "Wv": [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]],
+                   "Wo": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]}})
 
 
 #: The ready examples (buttons on the page): the chapter's 2x2 baseline, and the chapter's opening
 #: question, the same 苹果 in two encoder sentences (self-attention, no causal mask).  In the two
-#: sentences 苹果 has the same features and the same Wq, Wk, Wv; only its neighbours differ.
+#: sentences 苹果 has the same features and the same Wq, Wk, Wv; only its neighbours differ.  Then
+#: two heads (issue 31): one reading the previous token, one the same word; and two narrow heads
+#: (h·d_k ≠ d_model) looking for two kinds of words.
 EXAMPLES = {
     "baseline": default_state(),
     "apple_food": _apple(("苹果", "很", "好吃"), [[0.5, 0.5, 1.0], [0.0, 0.0, 0.0], [3.0, 0.0, 0.0]]),
     "apple_tech": _apple(("苹果", "发布了", "电脑"), [[0.5, 0.5, 1.0], [0.0, 1.0, 0.0], [0.0, 3.0, 0.0]]),
+    "two_heads": _two_heads(),
+    "heads_narrow": _heads_narrow(),
 }
 
 
@@ -114,7 +172,7 @@ def coerce(name: str, raw, current=None) -> tuple[float, str | None]:
     table = name.split("[", 1)[0]
     if table not in TABLES:
         raise ValueError(f"unknown cell {name!r}; expected a cell of {', '.join(TABLES)}")
-    proxy = ("X" if table == "Xs" else table) + "[0,0]"
+    proxy = {"Xs": "X", "Wo": "Wq"}.get(table, table) + "[0,0]"
     value, note = _coerce_2x2(proxy, raw, current if current is not None else 0.0)
     return value, note if note is None else name + note[len(proxy):]
 
@@ -159,17 +217,21 @@ def _js_number(x: float) -> str:
 
 def to_query(state: dict) -> str:
     """The address's query for ``state``, character for character as shapes.js ``toQuery`` writes
-    it (n, mode and m, d_model, d_k, d_v, causal, pad, the tables row by row, row, tok, src)."""
+    it (n, mode and m, d_model, d_k, d_v, h, causal, pad, the tables row by row, row, tok, src).
+    h and Wo only when h > 1: an address without them is the lab of one head, as before heads."""
     parts = [f"n={state['n']}"]
     cross = state["mode"] == "cross"
+    heads = state.get("h", 1) > 1
     if cross:
         parts += ["mode=cross", f"m={state['m']}"]
     parts += [f"d_model={state['d_model']}", f"d_k={state['d_k']}", f"d_v={state['d_v']}"]
+    if heads:
+        parts.append(f"h={state['h']}")
     if not cross or not state["causal"]:
         parts.append(f"causal={1 if state['causal'] else 0}")
     parts.append(f"pad={state['pad']}")
     for t in TABLES:
-        if t != "Xs" or cross:
+        if (t != "Xs" or cross) and (t != "Wo" or heads):
             parts.append(t + "=" + ",".join(_js_number(v) for row in state["tables"][t] for v in row))
     parts.append(f"row={state['row']}")
 
@@ -189,20 +251,58 @@ def link(state: dict, base: str = SITE_SHAPES_PAGE) -> str:
 
 
 def compute(state: dict):
-    """The state's attention (:func:`attention_lab.core.general_attention`).  ``causal`` is the
-    reader's causal box: applied in self mode only (cross-attention reads the whole source)."""
+    """The state's attention (:func:`attention_lab.core.general_attention`; with h > 1 heads
+    :func:`attention_lab.core.multi_head_attention`, joined by Wo).  ``causal`` is the reader's
+    causal box: applied in self mode only (cross-attention reads the whole source)."""
     t = state["tables"]
-    return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], source=t["Xs"] if state["mode"] == "cross" else None,
-                             causal=bool(state["causal"]) and state["mode"] == "self", pad=int(state["pad"]))
+    source = t["Xs"] if state["mode"] == "cross" else None
+    causal, pad = bool(state["causal"]) and state["mode"] == "self", int(state["pad"])
+    if state.get("h", 1) > 1:
+        return multi_head_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], Wo=t["Wo"], h=state["h"], source=source,
+                                    causal=causal, pad=pad)
+    return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], source=source, causal=causal, pad=pad)
 
 
-def worked(state: dict, row: int | None = None) -> list[dict]:
+def projection_steps(result, row: int, tokens) -> list[dict]:
+    """The sixth stage of a multi-head result's query ``row``: the heads' outputs concatenated,
+    times Wo, Y (lines as :func:`attention_lab.worked.worked_steps`'; templates: strings_zh.json
+    shapes.heads.worked), as attention.js ``projectionSteps`` writes them."""
+    t = strings()["shapes"]["heads"]["worked"]
+    i = int(row)
+    o, y, Wo = result.O[i], result.Y[i], result.Wo
+    common = {"i": i, "sub": subscript(i), "row_tok": tokens[i] if i < len(tokens) else str(i), "h": result.h}
+    lines = []
+
+    def add(kind, key, **values):
+        line = {"kind": kind, "key": key, "stage": 6, "text": _fill(t[key], **{**common, **values})}
+        if "c" in values:
+            line["c"] = values["c"]
+        lines.append(line)
+
+    add("head", "step6")
+    add("line", "concat", vec=vec(o))
+    eqs = []
+    for c in range(len(y)):
+        expr = " + ".join(f"{factor(v)}×{factor(Wo[p, c])}" for p, v in enumerate(o))
+        eqs.append(_sum_eq([(v, Wo[p, c]) for p, v in enumerate(o)], y[c]))
+        add("line", "y_cell", c=c, expr=expr, eq=eqs[-1], value=fmt(y[c]))
+    add("line", "y_output", eq="=" if all(e == "=" for e in eqs) else "≈", vec=vec(y))
+    return lines
+
+
+def worked(state: dict, row: int | None = None, head: int = 0) -> list[dict]:
     """The worked lines of query ``row`` (default: the state's row) as the lab shows them:
     :func:`attention_lab.worked.worked_steps` with the state's tokens, the source side's tokens for
     the keys in cross mode, and the padded keys' own line (``masked_pad``), as attention.js
-    ``workedSteps`` writes them on the site and in Jupyter."""
+    ``workedSteps`` writes them on the site and in Jupyter.  With h > 1 heads: head ``head``'s
+    five stages, then the projection (:func:`projection_steps`)."""
     keys = state["source_tokens"] if state["mode"] == "cross" else state["tokens"]
-    return worked_steps(compute(state), state["row"] if row is None else row, state["tokens"], keys, int(state["pad"]))
+    row = state["row"] if row is None else row
+    result = compute(state)
+    if state.get("h", 1) > 1:
+        return (worked_steps(result.heads[head], row, state["tokens"], keys, int(state["pad"]))
+                + projection_steps(result, row, state["tokens"]))
+    return worked_steps(result, row, state["tokens"], keys, int(state["pad"]))
 
 
 def shapes_config(state: dict | None = None) -> dict:
@@ -213,7 +313,7 @@ def shapes_config(state: dict | None = None) -> dict:
         "ranges": {t: {"min": r.min, "max": r.max, "step": r.step} for t, r in CELL_RANGES.items()},
         # Every cell's start value at the largest shape (default_value), so new cells in the browser
         # start exactly where Python's would.
-        "defaults": {t: [[default_value(t, i, j) for j in range(4)] for i in range(6 if t in ("X", "Xs") else 4)]
+        "defaults": {t: [[default_value(t, i, j) for j in range(MAX_TABLE[t][1])] for i in range(MAX_TABLE[t][0])]
                      for t in TABLES},
         "default_tokens": list(DEFAULT_TOKENS),
         "default_source_tokens": list(DEFAULT_SOURCE_TOKENS),

@@ -2,9 +2,10 @@
 site's view, the core's numbers.  The 2x2 lab's pattern (:mod:`attention_lab.lab`), for n x m.
 
 One model.  The reader's values live in the controls' widget models: sliders for n, m, d_model,
-d_k, d_v and pad, a toggle for self / cross, a box for the causal mask, and one number box per
-cell of X, Xs, Wq, Wk, Wv at the largest shape (6 x 4 and 4 x 4; the cells outside the current
-shape are hidden, keeping their values, so a shape change is never a round trip).  The view
+d_k, d_v, h (heads) and pad, a toggle for self / cross, a box for the causal mask, and one number box per
+cell of X, Xs, Wq, Wk, Wv, Wo at the largest shape (:data:`attention_lab.shapes.MAX_TABLE`: X 6 x 4,
+Wq 4 x 16 for 4 heads of width 4, Wo 16 x 4; the cells outside the current shape are hidden,
+keeping their values, so a shape change is never a round trip; Wo only shows with h > 1).  The view
 (:class:`ShapesLabView`: the site's ``attention.js`` + ``render.js`` + the glue
 ``shapes_widget.js``) reads those models in the browser and redraws with attention.js
 ``generalAttention`` at once; the kernel receives the same values and keeps
@@ -51,7 +52,7 @@ import traitlets
 from ipywidgets import widget_serialization
 
 from .lab import _round, dom_class
-from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, SHAPE_KEYS,
+from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, MAX_TABLE, SHAPE_KEYS,
                      SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_token, compute, default_state,
                      default_value, link as site_link, shapes_config, shapes_html, table_shape, worked)
 from .widget import _static
@@ -60,9 +61,9 @@ from .strings import error_text
 __all__ = ["ShapesLab", "ShapesLabView", "state_from_values", "MAX_SHAPE"]
 
 #: Every control table at its largest shape (the number boxes that exist; the shape shows some).
-MAX_SHAPE = {"X": (6, 4), "Xs": (6, 4), "Wq": (4, 4), "Wk": (4, 4), "Wv": (4, 4)}
+MAX_SHAPE = dict(MAX_TABLE)
 #: The controls that set the shape and the masks, in the order shown.
-SHAPE_CONTROLS = ("n", "m", "d_model", "d_k", "d_v", "mode", "causal", "pad")
+SHAPE_CONTROLS = ("n", "m", "d_model", "d_k", "d_v", "h", "mode", "causal", "pad")
 CELL_NAMES = tuple(f"{t}[{i},{j}]" for t in TABLES for i in range(MAX_SHAPE[t][0]) for j in range(MAX_SHAPE[t][1]))
 
 ESM_FILES = ("attention.js", "render.js", "shapes.js", "jupyter_glue.js", "shapes_widget.js")
@@ -104,6 +105,7 @@ CSS = """
 .f11-shapes [data-linked] input { outline: 3px dashed #d0480f; }
 .f11-shapes[data-mode="self"] .f11-table-Xs, .f11-shapes[data-mode="self"] .f11-param-m { display: none !important; }
 .f11-shapes[data-mode="cross"] .f11-param-causal { display: none !important; }
+.f11-shapes[data-heads="1"] .f11-table-Wo { display: none !important; }
 """ + _css_hiding() + "\n</style>\n"
 
 
@@ -126,7 +128,7 @@ def state_from_values(values: dict, tokens=DEFAULT_TOKENS, source_tokens=DEFAULT
 
 def values_of(state: dict) -> dict:
     """Every control's value for ``state`` (cells outside its shape take the defaults)."""
-    values = {k: state[k] for k in SHAPE_KEYS}
+    values = {k: state.get(k, 1) if k == "h" else state[k] for k in SHAPE_KEYS}
     values.update(mode=state.get("mode", "self"), causal=bool(state.get("causal")), pad=int(state.get("pad", 0)))
     for t in TABLES:
         table = state["tables"].get(t) or []
@@ -177,8 +179,8 @@ class ShapesLabView(anywidget.AnyWidget):
 
 
 class ShapesLab:
-    """Controls for n, m, d_model, d_k, d_v, self / cross, the causal mask, pad and every cell of
-    X, Xs, Wq, Wk, Wv; the site's view of the shapes lab.  ``state``: a name of
+    """Controls for n, m, d_model, d_k, d_v, h, self / cross, the causal mask, pad and every cell of
+    X, Xs, Wq, Wk, Wv, Wo; the site's view of the shapes lab.  ``state``: a name of
     :data:`attention_lab.shapes.EXAMPLES`, a state dict, or None (the 2x2 baseline)."""
 
     def __init__(self, state: dict | str | None = None, link_base: str = SITE_SHAPES_PAGE):

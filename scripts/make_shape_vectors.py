@@ -6,7 +6,10 @@ when n != m) and padded (the last ``pad`` keys).  Each vector: the input tables 
 (``None`` in self mode), ``Wq``, ``Wk``, ``Wv``, ``causal``, ``pad``, every result table
 ``Q K V M S A O`` (``-inf`` as the string ``"-Infinity"``), ``raw_scores``, ``d_k``, and
 Python's worked text for every row (:func:`attention_lab.worked.worked_text`: ``TOKENS`` for the
-queries, ``SOURCE_TOKENS`` for the keys in cross mode, the padded keys' ``masked_pad`` lines).  Regenerated at test time (tests/test_shapes_node.py); run alone to look:
+queries, ``SOURCE_TOKENS`` for the keys in cross mode, the padded keys' ``masked_pad`` lines).
+``heads``: cases of h = 2..4 heads (:func:`attention_lab.core.multi_head_attention`, Wo included):
+the whole-width ``Q K V O Y``, each head's ``S A O raw_scores``, and for every row the worked text of
+every head and the projection's lines (:func:`attention_lab.shapes.projection_steps`).  Regenerated at test time (tests/test_shapes_core.py); run alone to look:
 
     python scripts/make_shape_vectors.py [out.json]      # default: stdout
 """
@@ -18,7 +21,8 @@ import sys
 
 import numpy as np
 
-from attention_lab.core import AttentionInputError, general_attention
+from attention_lab.core import AttentionInputError, general_attention, multi_head_attention
+from attention_lab.shapes import projection_steps
 from attention_lab.worked import worked_text
 
 MASKED = "-Infinity"
@@ -73,8 +77,47 @@ def vector(c: dict) -> dict:
     return v
 
 
+def head_cases(n_random: int = 24, seed: int = 31) -> list[dict]:
+    """h = 2..4 heads: random shapes (h·d_k and h·d_v equal to d_model or not), self and cross, causal
+    and padded, values as in :func:`cases`; Wo [h·d_v, d_model] in quarters."""
+    rng = np.random.default_rng(seed)
+    out = [dict(n=3, m=3, d_model=4, d_k=2, d_v=2, h=2, cross=False, causal=True, pad=0),
+           dict(n=6, m=6, d_model=4, d_k=4, d_v=4, h=4, cross=True, causal=False, pad=2),
+           dict(n=2, m=5, d_model=3, d_k=1, d_v=3, h=3, cross=True, causal=True, pad=1)]
+    for _ in range(n_random):
+        cross = bool(rng.integers(2))
+        n = int(rng.integers(1, 7))
+        m = int(rng.integers(1, 7)) if cross else n
+        out.append(dict(n=n, m=m, d_model=int(rng.integers(1, 5)), d_k=int(rng.integers(1, 5)), d_v=int(rng.integers(1, 5)),
+                        h=int(rng.integers(2, 5)), cross=cross, causal=n <= m and bool(rng.integers(2)), pad=int(rng.integers(0, m))))
+    for c in out:
+        def table(rows, cols, scale):
+            return (rng.integers(-6, 7, size=(rows, cols)) * scale).tolist()
+        h = c["h"]
+        c["X"] = table(c["n"], c["d_model"], 0.5)
+        c["Xs"] = table(c["m"], c["d_model"], 0.5) if c["cross"] else None
+        c["Wq"] = table(c["d_model"], h * c["d_k"], 0.25)
+        c["Wk"] = table(c["d_model"], h * c["d_k"], 0.25)
+        c["Wv"] = table(c["d_model"], h * c["d_v"], 1.0)
+        c["Wo"] = table(h * c["d_v"], c["d_model"], 0.25)
+    return out
+
+
+def head_vector(c: dict) -> dict:
+    v = {k: c[k] for k in ("X", "Xs", "Wq", "Wk", "Wv", "Wo", "h", "causal", "pad")}
+    r = multi_head_attention(c["X"], c["Wq"], c["Wk"], c["Wv"], Wo=c["Wo"], h=c["h"], source=c["Xs"],
+                             causal=c["causal"], pad=c["pad"])
+    v.update({name: _table(getattr(r, name)) for name in ("Q", "K", "V", "O", "Y")})
+    v["heads"] = [{name: _table(getattr(head, name)) for name in ("S", "A", "O", "raw_scores")} for head in r.heads]
+    keys = SOURCE_TOKENS if c["cross"] else TOKENS
+    v["worked"] = [[worked_text(head, i, TOKENS, keys, c["pad"]) for head in r.heads] for i in range(c["n"])]
+    v["projection"] = ["\n".join(line["text"] for line in projection_steps(r, i, TOKENS)) for i in range(c["n"])]
+    return v
+
+
 def document() -> dict:
-    return {"tokens": list(TOKENS), "source_tokens": list(SOURCE_TOKENS), "vectors": [vector(c) for c in cases()]}
+    return {"tokens": list(TOKENS), "source_tokens": list(SOURCE_TOKENS), "vectors": [vector(c) for c in cases()],
+            "heads": [head_vector(c) for c in head_cases()]}
 
 
 if __name__ == "__main__":

@@ -992,6 +992,8 @@ NOT_QUANTITIES = [
     re.compile(r"\*\*\d+\.\*\*"),                     # question marker **7.**
     re.compile(r"_\{\s*[A-Za-z]\s*=\s*\d+\s*\}"),        # a sum's lower bound: _{l=1}
     re.compile(r"第\s*\d+\s*(?:行|列|号|格|个|位|层|节|步|章|条|项|次)"),  # ordinals
+    re.compile(r"头\s*\d+"),                           # a head's name: 头 0 (the shapes lab counts from 0)
+    re.compile(r"_\{h\s*[-−]\s*1\}"),                   # the last head's index: O_{h-1}
     re.compile(r"(?:Python|PyTorch)\s+\d+(?:\.\d+)*"),  # software versions
     re.compile(r"diagonal\s*=\s*\d+"),                 # an API argument: which diagonal tril/triu keep
     re.compile(r"\d+(?:\.\d+){3}(?::\d+)?"),          # addresses 127.0.0.1:8000

@@ -70,4 +70,81 @@ def test_javascript_general_attention_equals_python_for_many_shapes(tmp_path):
                           capture_output=True, text=True, env={"SHAPE_VECTORS": str(vectors), "PATH": "/usr/bin:/bin"},
                           timeout=120)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert "# pass 4" in proc.stdout
+    assert "# pass 7" in proc.stdout
+
+
+# ------------------------------------------------ several heads (issue 31)
+
+from attention_lab.core import multi_head_attention  # noqa: E402
+from attention_lab.shapes import EXAMPLES, compute  # noqa: E402
+
+
+def test_one_head_without_wo_is_general_attention():
+    rng = np.random.default_rng(3)
+    X, Xs = rng.normal(size=(3, 2)), rng.normal(size=(4, 2))
+    Wq, Wk, Wv = rng.normal(size=(2, 3)), rng.normal(size=(2, 3)), rng.normal(size=(2, 2))
+    one, single = multi_head_attention(X, Wq, Wk, Wv, source=Xs, pad=1), general_attention(X, Wq, Wk, Wv, source=Xs, pad=1)
+    assert one.h == 1 and one.Y is None
+    for name in "QKVO":
+        np.testing.assert_array_equal(getattr(one, name), getattr(single, name))
+    np.testing.assert_array_equal(one.A[0], single.A)
+
+
+def test_each_head_reads_its_own_columns_and_y_is_the_concatenation_times_wo():
+    rng = np.random.default_rng(4)
+    h, d_k, d_v, d_model = 3, 2, 1, 4  # h·d_k = 6 and h·d_v = 3: neither is d_model, and that is allowed
+    X = rng.normal(size=(5, d_model))
+    Wq, Wk, Wv = rng.normal(size=(d_model, h * d_k)), rng.normal(size=(d_model, h * d_k)), rng.normal(size=(d_model, h * d_v))
+    Wo = rng.normal(size=(h * d_v, d_model))
+    r = multi_head_attention(X, Wq, Wk, Wv, Wo=Wo, h=h, causal=True)
+    for t, head in enumerate(r.heads):
+        k, v = slice(t * d_k, (t + 1) * d_k), slice(t * d_v, (t + 1) * d_v)
+        alone = general_attention(X, Wq[:, k], Wk[:, k], Wv[:, v], causal=True)
+        np.testing.assert_allclose(head.A, alone.A, rtol=1e-15)
+        np.testing.assert_allclose(r.O[:, v], alone.O, rtol=1e-15)
+        np.testing.assert_allclose(r.Q[:, k], X @ Wq[:, k])
+        assert head.d_k == d_k  # √d_k of one head's width, not of h·d_k
+    np.testing.assert_allclose(r.Y, r.O @ Wo)
+    assert r.S.shape == r.A.shape == (h, 5, 5) and r.Y.shape == (5, d_model)
+
+
+def test_changing_one_heads_wq_moves_only_that_heads_shares_and_the_output():
+    """The issue's 'done when': change head 1's Wq and watch only its A and Y move."""
+    state = EXAMPLES["two_heads"]
+    before = compute(state)
+    changed = {**state, "tables": {**state["tables"], "Wq": [row[:] for row in state["tables"]["Wq"]]}}
+    changed["tables"]["Wq"][0][2] = 0.5  # head 1's first column
+    after = compute(changed)
+    np.testing.assert_array_equal(after.heads[0].A, before.heads[0].A)
+    assert not np.allclose(after.heads[1].A, before.heads[1].A)
+    assert not np.allclose(after.Y, before.Y)
+
+
+def test_the_two_heads_example_reads_the_previous_token_and_the_same_word():
+    r = compute(EXAMPLES["two_heads"])
+    tokens = EXAMPLES["two_heads"]["tokens"]
+    for i in (1, 2):  # head 0: mostly the token before; head 1: mostly tokens that are the same word
+        assert int(np.argmax(r.heads[0].A[i])) == i - 1
+        same = [j for j in range(i + 1) if tokens[j] == tokens[i]]
+        assert r.heads[1].A[i, same].sum() > 0.9
+    assert EXAMPLES["two_heads"]["h"] * EXAMPLES["two_heads"]["d_k"] == EXAMPLES["two_heads"]["d_model"]
+    narrow = EXAMPLES["heads_narrow"]
+    assert narrow["h"] * narrow["d_k"] != narrow["d_model"]
+    r = compute(narrow)
+    assert int(np.argmax(r.heads[1].A[0])) == 2 and r.Y[0, 1] > r.Y[0, 0]  # the tech head reads 电脑
+
+
+@pytest.mark.parametrize("bad, why", [
+    (dict(h=2, Wq=np.ones((2, 3)), Wk=np.ones((2, 3))), "h·d_k"),
+    (dict(h=2, Wv=np.ones((2, 3))), "h·d_v"),
+    (dict(h=2, Wo=np.ones((2, 3))), "Wo must be"),
+    (dict(h=0), "whole number"),
+    (dict(h=True), "whole number"),
+    (dict(Wk=np.ones((2, 4))), "same width"),
+])
+def test_heads_that_do_not_fit_the_tables_are_refused_by_name(bad, why):
+    args = dict(X=np.ones((2, 2)), Wq=np.ones((2, 2)), Wk=np.ones((2, 2)), Wv=np.ones((2, 2)), Wo=None, h=1)
+    args.update(bad)
+    with pytest.raises(AttentionInputError) as e:
+        multi_head_attention(**args)
+    assert e.value.kind == "shape" and why in str(e.value)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
-from attention_lab.core import general_attention  # noqa: E402
+from attention_lab.core import general_attention, multi_head_attention  # noqa: E402
 from attention_lab.shapes import (CELL_RANGES, EXAMPLES, LIMITS, SITE_SHAPES_PAGE, compute, default_state,  # noqa: E402
                                   link, resized, worked)
 from attention_lab.shapes_lab import MAX_SHAPE, ShapesLab  # noqa: E402
@@ -20,26 +20,31 @@ from attention_lab.shapes_lab import MAX_SHAPE, ShapesLab  # noqa: E402
 def expected(lab):
     """The core's answer, from the controls' values read here (not through the lab's own state)."""
     v = {name: c.value for name, c in lab.controls.items()}
-    n, d, dk, dv = v["n"], v["d_model"], v["d_k"], v["d_v"]
+    n, d, dk, dv, h = v["n"], v["d_model"], v["d_k"], v["d_v"], v["h"]
     cross = v["mode"] == "cross"
     m = v["m"] if cross else n
 
     def table(t, rows, cols):
         return np.array([[v[f"{t}[{i},{j}]"] for j in range(cols)] for i in range(rows)], dtype=float)
 
-    return general_attention(table("X", n, d), table("Wq", d, dk), table("Wk", d, dk), table("Wv", d, dv),
-                             source=table("Xs", m, d) if cross else None,
-                             causal=bool(v["causal"]) and not cross, pad=min(v["pad"], m - 1))
+    args = dict(source=table("Xs", m, d) if cross else None, causal=bool(v["causal"]) and not cross, pad=min(v["pad"], m - 1))
+    if h > 1:  # h heads: Wq, Wk [d_model, h·d_k], Wv [d_model, h·d_v], Wo [h·d_v, d_model]
+        return multi_head_attention(table("X", n, d), table("Wq", d, h * dk), table("Wk", d, h * dk), table("Wv", d, h * dv),
+                                    Wo=table("Wo", h * dv, d), h=h, **args)
+    return general_attention(table("X", n, d), table("Wq", d, dk), table("Wk", d, dk), table("Wv", d, dv), **args)
 
 
 def assert_same(result, want):
-    for name in ("Q", "K", "V", "S", "A", "O"):
+    names = ("Q", "K", "V", "S", "A", "O") + (("Y",) if hasattr(want, "Y") else ())
+    assert type(result) is type(want)
+    for name in names:
         np.testing.assert_allclose(getattr(result, name), getattr(want, name), rtol=1e-12, atol=1e-12, err_msg=name)
 
 
 def test_random_control_moves_keep_the_result_equal_to_the_core():
     rng = random.Random(20)
     lab = ShapesLab()
+    seen_heads = set()
     for _ in range(300):
         kind = rng.random()
         if kind < 0.35:
@@ -56,8 +61,11 @@ def test_random_control_moves_keep_the_result_equal_to_the_core():
             i, j = rng.randrange(MAX_SHAPE[t][0]), rng.randrange(MAX_SHAPE[t][1])
             lab.controls[f"{t}[{i},{j}]"].value = round(rng.uniform(r.min, r.max) / r.step) * r.step
         assert_same(lab.result, expected(lab))
-        assert lab.result.S.shape == (lab.controls["n"].value,
-                                      lab.controls["m"].value if lab.controls["mode"].value == "cross" else lab.controls["n"].value)
+        n = lab.controls["n"].value
+        shape = (n, lab.controls["m"].value if lab.controls["mode"].value == "cross" else n)
+        assert lab.result.S.shape == ((lab.controls["h"].value,) + shape if lab.controls["h"].value > 1 else shape)
+        seen_heads.add(lab.controls["h"].value)
+    assert seen_heads == {1, 2, 3, 4}
 
 
 def test_a_shape_change_keeps_the_cells_that_remain():
@@ -159,3 +167,22 @@ def test_the_worked_text_tells_a_padded_key_as_the_site_does():
     pad = [line for line in lines if line["key"] == "masked_pad"]
     assert len(pad) == 1 and pad[0]["j"] == 2 and "填充掩码不许" in pad[0]["text"]
     assert not any(line["key"] == "masked_pos" for line in lines)
+
+
+def test_heads_and_wo_in_jupyter_are_the_sites_state_link_and_worked_text():
+    """h and Wo are controls too (Wo [h·d_v, d_model] number boxes, shown with h > 1); the state, the
+    link (h and Wo only with heads) and the worked lines (the explained head's, then the projection)
+    are attention_lab.shapes' for it."""
+    lab = ShapesLab("two_heads")
+    state = EXAMPLES["two_heads"]
+    assert lab.state["h"] == 2 and lab.state["tables"]["Wo"] == state["tables"]["Wo"]
+    assert_same(lab.result, compute(state))
+    assert "&h=2&" in lab.link and "&Wo=1,0,0,0,0,1," in lab.link
+    lines = lab.worked
+    assert lines[-1]["key"] == "y_output" and [line["text"] for line in lines] == [line["text"] for line in worked(state)]
+    lab.controls["Wo[2,0]"].value = 9  # coerced as any cell, with a note
+    assert lab.controls["Wo[2,0]"].value == 3.0 and any(n.startswith("Wo[2,0]") for n in lab.notes)
+    assert_same(lab.result, expected(lab))
+    lab.controls["h"].value = 1  # one head: today's lab, no projection, no h or Wo in the link
+    assert type(lab.result).__name__ == "AttentionResult" and "h=" not in lab.link and "Wo=" not in lab.link
+    assert_same(lab.result, expected(lab))

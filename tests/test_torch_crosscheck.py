@@ -201,3 +201,92 @@ def test_numpy_models_of_both_interfaces_match_pytorch_on_random_masks(seed):
     keep = ~mask  # SDPA: True = attend
     o_sdpa = F.scaled_dot_product_attention(t64(q), t64(k), t64(v), attn_mask=torch.tensor(keep)).numpy()
     np.testing.assert_allclose(sdpa_like_torch(q, k, v, attn_mask=keep)[0], o_sdpa, atol=1e-12)
+
+
+# ------------------------------------------------ several heads in the shapes lab (issue 31)
+
+from attention_lab.core import causal_mask, multi_head_attention, padding_mask  # noqa: E402
+from attention_lab.shapes import EXAMPLES, compute  # noqa: E402
+
+
+def lab_mask(n, m, causal, pad):
+    """The shapes lab's additive mask: padding, and causal aligned bottom-right (core.general_attention)."""
+    M = padding_mask(n, m, pad)
+    return M + causal_mask(n, m, diagonal=m - n) if causal else M
+
+
+def random_heads(rng, h, cross, causal, d_model=None, d_k=None, d_v=None):
+    n = int(rng.integers(1, 7))
+    m = int(rng.integers(n if causal else 1, 7)) if cross else n  # causal needs n <= m (bottom-right)
+    d_model = d_model or int(rng.integers(1, 5))
+    d_k = d_k or int(rng.integers(1, 5))
+    d_v = d_v or int(rng.integers(1, 5))
+    X, Xs = rng.normal(size=(n, d_model)), rng.normal(size=(m, d_model)) if cross else None
+    W = [rng.normal(size=(d_model, h * w)) for w in (d_k, d_k, d_v)]
+    return dict(X=X, source=Xs, Wq=W[0], Wk=W[1], Wv=W[2], Wo=rng.normal(size=(h * d_v, d_model)), h=h,
+                causal=causal, pad=int(rng.integers(0, m)))
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("cross", [False, True])
+@pytest.mark.parametrize("h", [1, 2, 4])
+def test_heads_with_d_model_divisible_equal_pytorch_multihead_attention(h, cross, causal):
+    """nn.MultiheadAttention (bias off, batch_first) with in_proj_weight = [Wqᵀ; Wkᵀ; Wvᵀ] and
+    out_proj = Woᵀ: its output is Y and its per-head weights (average_attn_weights=False) are each
+    head's A, for self and cross attention, causal (bottom-right) and padded keys."""
+    rng = np.random.default_rng(100 * h + 10 * cross + causal)
+    for _ in range(4):
+        d_head = int(rng.integers(1, 3))
+        c = random_heads(rng, h, cross, causal, d_model=h * d_head, d_k=d_head, d_v=d_head)
+        ours = multi_head_attention(**c)
+        X = c["X"]
+        src = X if c["source"] is None else c["source"]
+        n, m, E = X.shape[0], src.shape[0], X.shape[1]
+        mha = torch.nn.MultiheadAttention(E, h, bias=False, batch_first=True, dtype=torch.float64)
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(t64(np.concatenate([c["Wq"].T, c["Wk"].T, c["Wv"].T])))
+            mha.out_proj.weight.copy_(t64(c["Wo"].T))
+        padded = t64(padding_mask(1, m, c["pad"]))  # key_padding_mask, additive as attn_mask (one kind for both)
+        mask = lab_mask(n, m, causal, 0)
+        out, weights = mha(t64(X)[None], t64(src)[None], t64(src)[None], attn_mask=t64(mask),
+                           key_padding_mask=padded, average_attn_weights=False)
+        np.testing.assert_allclose(out[0].detach().numpy(), ours.Y, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(weights[0].detach().numpy(), ours.A, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_heads_of_any_width_equal_pytorch_sdpa_on_the_reshaped_tables(seed):
+    """h·d_k ≠ d_model (which nn.MultiheadAttention cannot hold): the library's reshape,
+    (L, h·d_k) -> (h, L, d_k), then F.scaled_dot_product_attention per head (its scale 1/√d_k of
+    one head's width), the heads back side by side and times Wo, is the lab's Y."""
+    rng = np.random.default_rng(700 + seed)
+    h = int(rng.integers(2, 5))
+    c = random_heads(rng, h, cross=bool(seed % 2), causal=seed % 3 == 0)
+    ours = multi_head_attention(**c)
+    X = c["X"]
+    src = X if c["source"] is None else c["source"]
+    n, m = X.shape[0], src.shape[0]
+
+    def split(table, width):  # (L, h·width) -> (h, L, width)
+        return t64(table).reshape(table.shape[0], h, width).transpose(0, 1)
+
+    d_k, d_v = c["Wq"].shape[1] // h, c["Wv"].shape[1] // h
+    q, k, v = split(X @ c["Wq"], d_k), split(src @ c["Wk"], d_k), split(src @ c["Wv"], d_v)
+    o = F.scaled_dot_product_attention(q, k, v, attn_mask=t64(lab_mask(n, m, c["causal"], c["pad"])))
+    concat = o.transpose(0, 1).reshape(n, h * d_v).numpy()
+    np.testing.assert_allclose(concat, ours.O, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(concat @ c["Wo"], ours.Y, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["two_heads", "heads_narrow"])
+def test_the_ready_head_examples_equal_pytorch(name):
+    state = EXAMPLES[name]
+    t, h = state["tables"], state["h"]
+    ours = compute(state)
+    X = np.array(t["X"])
+    n, d_k, d_v = X.shape[0], state["d_k"], state["d_v"]
+    q = t64(X @ np.array(t["Wq"])).reshape(n, h, d_k).transpose(0, 1)
+    k = t64(X @ np.array(t["Wk"])).reshape(n, h, d_k).transpose(0, 1)
+    v = t64(X @ np.array(t["Wv"])).reshape(n, h, d_v).transpose(0, 1)
+    o = F.scaled_dot_product_attention(q, k, v, is_causal=bool(state["causal"])).transpose(0, 1).reshape(n, h * d_v)
+    np.testing.assert_allclose(o.numpy() @ np.array(t["Wo"]), ours.Y, atol=1e-12)

@@ -94,3 +94,45 @@ test("padded keys get share 0 in every row and their own worked note; cross rows
   assert.throws(() => core.paddingMask(2, 3, 3), (e) => e.kind === "mask");
   assert.throws(() => core.generalAttention(X, I, I, I, [[1, 2, 3]], false, 0), (e) => e.kind === "shape");
 });
+
+test("multiHeadAttention equals the Python core for h = 2..4 heads: each head's S, A, O, the concatenation and Y", () => {
+  assert.ok(DOC.heads.length >= 20);
+  let narrow = 0, cross = 0;
+  for (const v of DOC.heads) {
+    const r = core.multiHeadAttention(v.X, v.Wq, v.Wk, v.Wv, v.Wo, v.h, v.Xs, v.causal, v.pad);
+    assert.equal(r.heads.length, v.h);
+    for (const name of ["Q", "K", "V", "O", "Y"]) close(r[name], decode(v[name]), name);
+    v.heads.forEach((head, t) => {
+      for (const name of ["S", "A", "O", "raw_scores"]) close(r.heads[t][name], decode(head[name]), `head ${t} ${name}`);
+      assert.equal(r.heads[t].d_k, v.Wq[0].length / v.h, "√d_k of one head's width");
+    });
+    if (v.h * r.d_k !== v.X[0].length) narrow++;
+    if (v.Xs) cross++;
+  }
+  assert.ok(narrow >= 10 && cross >= 5, `${narrow} with h·d_k ≠ d_model, ${cross} cross`);
+});
+
+test("each head's worked text and the projection's lines equal Python's, row by row", () => {
+  let rows = 0;
+  for (const v of DOC.heads) {
+    const r = core.multiHeadAttention(v.X, v.Wq, v.Wk, v.Wv, v.Wo, v.h, v.Xs, v.causal, v.pad);
+    const keys = v.Xs ? DOC.source_tokens : DOC.tokens;
+    v.worked.forEach((texts, i) => {
+      texts.forEach((text, t) => assert.equal(core.workedText(r.heads[t], i, STRINGS.worked, DOC.tokens, keys), text, `row ${i}, head ${t}`));
+      const lines = core.projectionSteps(r, i, STRINGS.shapes.heads.worked, DOC.tokens);
+      assert.equal(lines.map((l) => l.text).join("\n"), v.projection[i], `projection of row ${i}`);
+      assert.ok(lines.every((l) => l.stage === 6));
+      rows++;
+    });
+  }
+  assert.ok(rows >= 60, `${rows} rows`);
+});
+
+test("heads that do not divide the tables' widths, or a Wo of the wrong shape, are refused by name", () => {
+  const I = [[1, 0], [0, 1]];
+  assert.throws(() => core.multiHeadAttention(I, [[1, 0, 0], [0, 1, 0]], [[1, 0, 0], [0, 1, 0]], I, null, 2), (e) => e.kind === "shape");
+  assert.throws(() => core.multiHeadAttention(I, I, I, I, [[1, 0]], 2), (e) => e.kind === "shape");
+  const r = core.multiHeadAttention(I, I, I, I, null, 2);
+  assert.equal(r.Y, null);
+  assert.deepEqual(r.O.map((row) => row.length), [2, 2]);
+});

@@ -157,6 +157,41 @@
     return r;
   }
 
+  /** As core.multi_head_attention: h heads side by side (PyTorch's nn.MultiheadAttention
+   *  convention).  Wq, Wk (d_model, h·d_k), Wv (d_model, h·d_v), Wo (h·d_v, d_model) or null.  Head t
+   *  is generalAttention on columns t·d_k … (t+1)·d_k − 1 of Wq and Wk (t·d_v … of Wv); the result:
+   *  {Q, K, V (the heads' columns side by side), heads: [one generalAttention result per head],
+   *  O (the heads' outputs concatenated, n × h·d_v), Y (O · Wo, or null), Wo, h, d_k, d_v, pad, causal}. */
+  function multiHeadAttention(X, Wq, Wk, Wv, Wo, h, source, causal, pad) {
+    h = h || 1;
+    if (!(h >= 1 && Math.floor(h) === h)) throw inputError("shape", "h (the number of heads) must be a whole number from 1 up; got " + h);
+    if (Wq[0].length !== Wk[0].length || Wq[0].length % h || Wv[0].length % h) {
+      throw inputError("shape", "Wq and Wk must have h·d_k columns and Wv h·d_v (h = " + h + "): Wq (" + Wq.length + ", " +
+        Wq[0].length + "), Wk (" + Wk.length + ", " + Wk[0].length + "), Wv (" + Wv.length + ", " + Wv[0].length + ")");
+    }
+    var dK = Wq[0].length / h, dV = Wv[0].length / h, heads = [];
+    function cols(W, from, to) { return W.map(function (row) { return row.slice(from, to); }); }
+    for (var t = 0; t < h; t++) {
+      heads.push(generalAttention(X, cols(Wq, t * dK, (t + 1) * dK), cols(Wk, t * dK, (t + 1) * dK),
+        cols(Wv, t * dV, (t + 1) * dV), source, causal, pad));
+    }
+    function side(name) {
+      return heads[0][name].map(function (_, i) {
+        return [].concat.apply([], heads.map(function (r) { return r[name][i]; }));
+      });
+    }
+    var out = { Q: side("Q"), K: side("K"), V: side("V"), heads: heads, O: side("O"), Y: null, Wo: Wo || null,
+      h: h, d_k: dK, d_v: dV, pad: pad || 0, causal: !!causal };
+    if (Wo) {
+      if (Wo.length !== h * dV || Wo[0].length !== X[0].length) {
+        throw inputError("shape", "Wo must be (h·d_v, d_model) = (" + h * dV + ", " + X[0].length + "); got (" +
+          Wo.length + ", " + Wo[0].length + ")");
+      }
+      out.Y = matmul(out.O, Wo);
+    }
+    return out;
+  }
+
   /** Why a computation was refused, in Chinese (attention_lab.strings.error_text): strings.errors
    *  for the error's kind, else its "other" sentence with the error's name; the message is English. */
   function errorText(error, strings) {
@@ -721,6 +756,31 @@
     return workedSteps(result, row, templates, tokens, keyTokens).map(function (l) { return l.text; }).join("\n");
   }
 
+  /** The sixth stage of a multi-head result's row (shapes.projection_steps): the heads' outputs
+   *  concatenated, times Wo, Y.  templates: strings_zh.json shapes.heads.worked; lines as workedSteps'. */
+  function projectionSteps(result, row, templates, tokens) {
+    var t = templates || {}, i = row, o = result.O[i], y = result.Y[i], Wo = result.Wo, lines = [];
+    var tok = tokens && i < tokens.length ? tokens[i] : String(i);
+    function add(kind, key, values) {
+      var all = { i: i, sub: subscript(i), row_tok: tok, h: result.h };
+      Object.keys(values || {}).forEach(function (k) { all[k] = values[k]; });
+      var line = { kind: kind, key: key, stage: 6, text: fill(t[key], all) };
+      if (values && values.c !== undefined) line.c = values.c;
+      lines.push(line);
+    }
+    add("head", "step6");
+    add("line", "concat", { vec: vec(o) });
+    var all = "=";
+    for (var c = 0; c < y.length; c++) {
+      var expr = o.map(function (v, p) { return factor(v) + "×" + factor(Wo[p][c]); }).join(" + ");
+      var eq = sumEq(o.map(function (v, p) { return [v, Wo[p][c]]; }), y[c]);
+      if (eq !== "=") all = "≈";
+      add("line", "y_cell", { c: c, expr: expr, eq: eq, value: fmt(y[c]) });
+    }
+    add("line", "y_output", { eq: all, vec: vec(y) });
+    return lines;
+  }
+
   return {
     TOKENS: TOKENS,
     TABLES: TABLES,
@@ -731,6 +791,8 @@
     causalMask: causalMask,
     paddingMask: paddingMask,
     generalAttention: generalAttention,
+    multiHeadAttention: multiHeadAttention,
+    projectionSteps: projectionSteps,
     softmax: softmax,
     scaledDotProductAttention: scaledDotProductAttention,
     attention: attention,

@@ -41,6 +41,12 @@
  *     params: {"X[0,0]": 1, ..., "d_k": 2, "causal": true}; result: {Q, K, V, S, A, O} as arrays of
  *     rows (masked S cells -Infinity or null; omitted: computed from params); row: 0 | 1;
  *     notes: plain strings for the note area.
+ *     Several heads (the shapes lab, h > 1): result is attention.js multiHeadAttention's {Q, K, V,
+ *     heads: [{Q, K, V, M, S, A, O, raw_scores, d_k, pad}], O (the heads' outputs side by side), Y, Wo,
+ *     d_k, d_v}; the strip then holds per head its S and A (figure and cells [data-head="t"]), then
+ *     the concatenation O and Y ([data-matrix="Y"]); Q, K, V, O mark each head's columns
+ *     (data-head on their cells, a band of head names over them).  The row headers of a head's S and A
+ *     choose the row and the head the worked text and the step-through explain (state.head sets it).
  *   view.step() / view.predict() / view.reveal() / view.destroy()
  * The root ([data-attention-lab], the container's closest, else the container) carries
  * data-layout (wide | narrow | phone, from its own width), data-step, data-predict and
@@ -63,6 +69,8 @@
   /** One colour scale per kind of table, fixed (never rescaled on a change); values
    *  beyond the ends take the end colour (the legend says "≤"/"≥"). */
   var SCALES = { Q: [-3, 3], K: [-3, 3], S: [-3, 3], A: [0, 1], V: [-20, 20], O: [-20, 20] };
+  /** Several heads' output Y is drawn on O's scale (an output, like O). */
+  function scaleOf(name) { return SCALES[name === "Y" ? "O" : name]; }
   var TABLE_NAMES = ["Q", "K", "V", "S", "A", "O"];
   var PARAM_TABLE = { Q: "Wq", K: "Wk", V: "Wv" };
 
@@ -95,7 +103,7 @@
 
   /** Background [r, g, b] of a value in table `name` (fixed scale). */
   function cellColour(name, v) {
-    var sc = SCALES[name];
+    var sc = scaleOf(name);
     return cividis((v - sc[0]) / (sc[1] - sc[0]));
   }
 
@@ -118,26 +126,55 @@
   function num(v) { return v === null || v === undefined ? -Infinity : Number(v); }
 
   function normaliseResult(result) {
-    var out = {};
-    TABLE_NAMES.forEach(function (n) {
-      out[n] = result[n].map(function (row) { return row.map(num); });
-    });
+    function tables(src, names) {
+      var out = {};
+      names.forEach(function (n) { out[n] = src[n].map(function (row) { return row.map(num); }); });
+      return out;
+    }
+    if (!isMulti(result)) return tables(result, TABLE_NAMES);
+    var out = tables(result, ["Q", "K", "V", "O", "Y"]);
+    out.heads = result.heads.map(function (r) { return tables(r, TABLE_NAMES); });
     return out;
   }
 
+  /** A result of several heads (attention.js multiHeadAttention with h > 1). */
+  function isMulti(result) { return !!(result && result.heads && result.heads.length > 1); }
+
   /** The worked line that carries data-current at each stage (a line's own stage, 0..5, comes
-   *  with it from core.workedSteps: worked.STAGE). */
-  var STAGE_LINE = [null, "raw_scores", "scaled", "add_mask", "shares", "output"];
+   *  with it from core.workedSteps: worked.STAGE; 6, several heads: core.projectionSteps). */
+  var STAGE_LINE = [null, "raw_scores", "scaled", "add_mask", "shares", "output", "y_output"];
 
   // ------------------------------------------------------------------ one table
 
+  /** One table.  spec: {name, title, rows, cols, rowPick, explainId, legend}; several heads also
+   *  head (this table belongs to head t: data-head on the figure and the cells) or colHeads (the
+   *  width of a head's columns: a band of headLabel over them, data-head on each cell and
+   *  data-head-start where a head other than the first begins). */
   function createMatrix(parent, spec) {
     var figure = el("figure", { "class": "al-matrix", "data-matrix-table": spec.name });
     var table = el("table", { "class": "al-table" });
     table.appendChild(el("caption", { "class": "al-caption" }, spec.title));
     var thead = el("thead"), headRow = el("tr");
+    var own = spec.head !== undefined && spec.head !== null, per = spec.colHeads || 0;
+    if (own) figure.setAttribute("data-head", String(spec.head));
+    function headOf(j, node) {
+      if (own) node.setAttribute("data-head", String(spec.head));
+      else if (per) {
+        node.setAttribute("data-head", String(Math.floor(j / per)));
+        if (j && j % per === 0) node.setAttribute("data-head-start", "");
+      }
+      return node;
+    }
+    if (per) {  // the heads' names over their columns
+      var band = thead.appendChild(el("tr", { "class": "al-head-band" }));
+      band.appendChild(el("td", { "class": "al-corner" }));
+      for (var t = 0; t * per < spec.cols.length; t++) {
+        band.appendChild(headOf(t * per, el("th", { "class": "al-col al-head-name", scope: "colgroup", colspan: String(per) },
+          fill(spec.headLabel || "{t}", { t: t }))));
+      }
+    }
     headRow.appendChild(el("td", { "class": "al-corner" }));
-    spec.cols.forEach(function (label) { headRow.appendChild(el("th", { "class": "al-col", scope: "col" }, label)); });
+    spec.cols.forEach(function (label, j) { headRow.appendChild(headOf(j, el("th", { "class": "al-col", scope: "col" }, label))); });
     thead.appendChild(headRow);
     table.appendChild(thead);
     var tbody = el("tbody"), cells = [];
@@ -155,8 +192,8 @@
       }
       var rowCells = [];
       spec.cols.forEach(function (_, j) {
-        var td = el("td", { "class": "al-cell", "data-matrix": spec.name, "data-row": String(i), "data-col": String(j),
-          tabindex: i === 0 && j === 0 ? "0" : "-1", "aria-describedby": spec.explainId });
+        var td = headOf(j, el("td", { "class": "al-cell", "data-matrix": spec.name, "data-row": String(i), "data-col": String(j),
+          tabindex: i === 0 && j === 0 ? "0" : "-1", "aria-describedby": spec.explainId }));
         var value = el("span", { "class": "al-v" });
         var delta = el("span", { "class": "al-d", "aria-hidden": "true" });
         var mark = el("span", { "class": "al-m" });
@@ -173,12 +210,12 @@
     figure.appendChild(table);
     if (spec.legend) figure.appendChild(spec.legend);
     parent.appendChild(figure);
-    return { name: spec.name, root: figure, cells: cells, picks: picks };
+    return { name: spec.name, head: own ? spec.head : null, root: figure, cells: cells, picks: picks };
   }
 
   /** A small legend: the scale's ends, the gradient between them, the masked swatch. */
   function legend(name, strings, format) {
-    var sc = SCALES[name], v = strings.view || {};
+    var sc = scaleOf(name), v = strings.view || {};
     var box = el("div", { "class": "al-legend", "aria-hidden": "true" });
     var clip = name !== "A";
     box.appendChild(el("span", { "class": "al-legend-end" }, (clip ? "≤" : "") + format(sc[0])));
@@ -510,8 +547,10 @@
       var r = st.fullResult, res = st.result;
       var X = st.tables && st.tables.X, Xs = st.tables && st.tables.Xs;
       var dModel = X && X[0] ? X[0].length : 0, dk = res.Q[0].length, dv = res.V[0].length;
-      if (dModel !== 2 || dk !== 2 || dv !== 2) {
-        var why = String(ps.none || "").split("{d_model}").join(dModel).split("{d_k}").join(dk).split("{d_v}").join(dv);
+      var heads = res.heads ? res.heads.length : 1;
+      if (heads > 1 || dModel !== 2 || dk !== 2 || dv !== 2) {
+        var why = String(heads > 1 ? ps.none_heads : ps.none || "").split("{h}").join(heads)
+          .split("{d_model}").join(dModel).split("{d_k}").join(dk).split("{d_v}").join(dv);
         if (none.textContent !== why) none.textContent = why;
         none.hidden = false;
         panelsBox.hidden = true;
@@ -762,7 +801,8 @@
     var explainId = uid + "-explain";
     var resultsId = uid + "-results";
 
-    var st = { params: null, result: null, row: 1, notes: [], step: 0, predict: false, prev: null, active: null };
+    var hs = (strings.shapes || {}).heads || {};  // several heads: their captions, stages, explanations
+    var st = { params: null, result: null, row: 1, head: 0, notes: [], step: 0, predict: false, prev: null, active: null };
     var view = { root: root, state: st };
 
     // Layout: [main: controls?, Q/K/V, worked] [results: toolbar, S, A, O, explanation, notes].
@@ -787,14 +827,24 @@
     var sao = el("div", { "class": "al-sao" });
     var qkvBox = el("div", { "class": "al-qkv" });
     var handles = {}, builtAs = null;
+    /** The result tables' keys: the strip's (S, A, O; several heads: S0, A0, S1, A1, …, O, Y), then Q, K, V. */
+    var order = TABLE_NAMES, strip = ["S", "A", "O"], heads = 1;
     /** The six tables for n queries, m keys, widths dk and dv (the 2x2 lab: built once, at mount);
-     *  options.shapeCaptions adds each table's shape to its caption ("S 分数表 [3, 4]"). */
-    function build(n, m, dk, dv) {
-      var key = [n, m, dk, dv, tokens.join("\u0001"), keyTokens.join("\u0001")].join("|");
+     *  options.shapeCaptions adds each table's shape to its caption ("S 分数表 [3, 4]").  h > 1 heads
+     *  (dk, dv a head's widths; dm the width of Y): buildHeads. */
+    function build(n, m, dk, dv, h, dm) {
+      h = h > 1 ? h : 1;
+      var key = [n, m, dk, dv, tokens.join("\u0001"), keyTokens.join("\u0001")].join("|") + (h > 1 ? "|" + h + "|" + dm : "");
       if (key === builtAs) return false;
       builtAs = key;
       while (sao.firstChild) sao.removeChild(sao.firstChild);
       while (qkvBox.firstChild) qkvBox.removeChild(qkvBox.firstChild);
+      Object.keys(handles).forEach(function (k) { delete handles[k]; });
+      heads = h;
+      results.setAttribute("aria-label", (h > 1 ? hs.results_label : "") || vs.results_label || "");
+      if (h > 1) { buildHeads(n, m, dk, dv, h, dm); return true; }
+      order = TABLE_NAMES;
+      strip = ["S", "A", "O"];
       ["S", "A", "O", "Q", "K", "V"].forEach(function (name) {
         var scoreLike = name === "S" || name === "A", keyRows = name === "K" || name === "V";
         var rows = keyRows ? keyTokens.slice(0, m) : tokens.slice(0, n);
@@ -814,7 +864,56 @@
       });
       return true;
     }
+    /** Several heads: per head t a group (div.al-group[data-head=t]) of its S and A, one under the
+     *  other; then a group of O (the concatenation, each head's columns marked) over Y; Q, K and V
+     *  with each head's columns marked.  Keys: "S0", "A0", …, "O", "Y", "Q", "K", "V". */
+    function buildHeads(n, m, dk, dv, h, dm) {
+      var names = function (k) { return range(k).map(function (c) { return fill(tw.cell || "{c}", { c: c }); }); };
+      var title = function (name) { return (strings.tables && strings.tables[name]) || name; };
+      var shape = function (r, c) { return " [" + r + ", " + c + "]"; };
+      var common = { rowPick: vs.row_pick || true, explainId: explainId };
+      strip = [];
+      for (var t = 0; t < h; t++) {
+        var group = sao.appendChild(el("div", { "class": "al-group", "data-head": String(t) }));
+        ["S", "A"].forEach(function (name) {
+          handles[name + t] = createMatrix(group, Object.assign({ name: name, head: t, rows: tokens.slice(0, n), cols: keyTokens.slice(0, m),
+            title: fill(hs.caption || "{title} {t}", { title: title(name), t: t }) + shape(n, m), legend: legend(name, strings, format) }, common));
+          strip.push(name + t);
+        });
+      }
+      var out = sao.appendChild(el("div", { "class": "al-group", "data-group": "output" }));
+      handles.O = createMatrix(out, Object.assign({ name: "O", rows: tokens.slice(0, n), cols: names(h * dv), colHeads: dv,
+        headLabel: hs.col_head, title: (hs.table_O || "O") + shape(n, h * dv), legend: legend("O", strings, format) }, common));
+      handles.Y = createMatrix(out, Object.assign({ name: "Y", rows: tokens.slice(0, n), cols: names(dm),
+        title: (hs.table_Y || "Y") + shape(n, dm), legend: legend("Y", strings, format) }, common));
+      strip.push("O", "Y");
+      [["Q", n, dk], ["K", m, dk], ["V", m, dv]].forEach(function (q) {
+        var rows = q[0] === "Q" ? tokens.slice(0, n) : keyTokens.slice(0, m);
+        handles[q[0]] = createMatrix(qkvBox, { name: q[0], rows: rows, cols: names(h * q[2]), colHeads: q[2], headLabel: hs.col_head,
+          title: title(q[0]) + shape(rows.length, h * q[2]), rowPick: null, explainId: explainId, legend: legend(q[0], strings, format) });
+      });
+      order = strip.concat(["Q", "K", "V"]);
+    }
     function range(k) { var out = []; for (var c = 0; c < k; c++) out.push(c); return out; }
+
+    /** The table behind a key in a result (st.result, or the change marks' base): a head's own
+     *  S, A (and its Q, K, V, O slices: result.heads[t]) or the whole-width Q, K, V, O, Y. */
+    function tableOf(key, r) {
+      var hd = handles[key];
+      return hd.head === null ? r[hd.name] : r.heads[hd.head][hd.name];
+    }
+    /** Head t's result (h = 1: the result itself): shown tables, or the full one (raw_scores, d_k, M). */
+    function headResult(t) { return heads > 1 ? st.result.heads[t] : st.result; }
+    function headFull(t) { return heads > 1 ? st.fullResult.heads[t] : st.fullResult; }
+    /** The head that column j of a whole-width table (Q, K: d_k; V, O: d_v) belongs to, and its column there. */
+    function colHead(name, j) {
+      var w = name === "Q" || name === "K" ? st.fullResult.d_k : st.fullResult.d_v;
+      return heads > 1 ? { t: Math.floor(j / w), c: j % w } : { t: null, c: j };
+    }
+    function keyOf(td) {
+      var name = td.getAttribute("data-matrix");
+      return heads > 1 && (name === "S" || name === "A") ? name + td.getAttribute("data-head") : name;
+    }
     build(2, 2, 2, 2);
     results.appendChild(sao);
     // Fixed-size boxes: what they say never moves the tables.
@@ -906,34 +1005,43 @@
         (scoreLike ? keyTokens[j] : fill(tw.cell || "{c}", { c: j })) + "]";
     }
     /** Key j of the result is padded (the shapes lab's pad), not hidden by the causal mask. */
-    function padded(j) { var r = st.fullResult; return !!r.pad && j >= r.S[0].length - r.pad; }
+    function padded(j) { var r = st.fullResult; return !!r.pad && j >= r.K.length - r.pad; }
 
-    function isPending(name, i) {
+    function isPending(key, i, j) {
       if (st.step === 0 || i !== st.row) return false;
+      var hd = handles[key], name = hd.name;
+      if (heads > 1) {  // the explained head's row; Y, from every head, waits for stage 6 (× Wo)
+        if (name === "Y") return st.step < 6;
+        if (name === "O") return colHead("O", j).t === st.head && st.step < 5;
+        if (hd.head !== st.head) return false;
+      }
       // The row's A waits for stage 4 (softmax), O for stage 5; S shows each stage's numbers (stageValue).
       return (name === "A" && st.step < 4) || (name === "O" && st.step < 5);
     }
 
     /** While stepping, the row's S cells show the stage's numbers: raw q·k at stage 1, ÷ √d_k at
      *  stage 2 (masked cells too: the mask comes at stage 3); null when the cell shows S itself. */
-    function stageValue(name, i, j) {
-      if (name !== "S" || i !== st.row || st.step === 0 || st.step > 2) return null;
-      var raw = st.fullResult.raw_scores[i][j];
-      return st.step === 1 ? raw : raw / Math.sqrt(st.fullResult.d_k);
+    function stageValue(key, i, j) {
+      var hd = handles[key];
+      if (hd.name !== "S" || i !== st.row || st.step === 0 || st.step > 2 || (heads > 1 && hd.head !== st.head)) return null;
+      var full = headFull(st.head), raw = full.raw_scores[i][j];
+      return st.step === 1 ? raw : raw / Math.sqrt(full.d_k);
     }
 
-    function drawCell(name, i, j) {
-      var cell = handles[name].cells[i][j];
-      var staged = stageValue(name, i, j);
-      var v = st.result[name][i][j];
+    function drawCell(key, i, j) {
+      var hd = handles[key], name = hd.name;
+      var cell = hd.cells[i][j];
+      var staged = stageValue(key, i, j);
+      var v = tableOf(key, st.result)[i][j];
       var masked = v === -Infinity && staged === null;
-      var pending = isPending(name, i);
-      var hidden = st.predict && (name === "A" || name === "O");
-      var maskedA = name === "A" && st.result.S[i][j] === -Infinity;
+      var pending = isPending(key, i, j);
+      var hidden = st.predict && (name === "A" || name === "O" || name === "Y");
+      var maskedA = name === "A" && headResult(hd.head).S[i][j] === -Infinity;
       // What changed since the gesture began (a whole drag, a key, a button), once it settled;
       // predict hides it for A and O with their values.
       var base = st.settled ? st.markBase : null;
-      var prev = base && base[name][i] && base[name][i][j];
+      var was = base && tableOf(key, base);
+      var prev = was && was[i] && was[i][j];
       var changed = !!base && !hidden && staged === null && !Object.is(prev, v) && !(prev === v);
       var deltaText = "";
       // A masked cell shows its label, not the change (one small line per cell, so a mark
@@ -988,11 +1096,13 @@
     var workedFrame = 0;
     function drawWorked() {
       var r = st.fullResult, row = st.row;
-      // Its inputs: the params (the result follows from them) and the row.
-      var key = st.key + "|" + row;
+      // Its inputs: the params (the result follows from them), the row and the head.
+      var key = st.key + "|" + row + "|" + st.head;
       if (key === workedKey) return;
       workedKey = key;
-      var lines = core.workedSteps(r, row, strings.worked || {}, tokens, keyTokens);
+      // Several heads: the explained head's five stages, then the heads joined by Wo (stage 6).
+      var lines = heads > 1 ? core.workedSteps(headFull(st.head), row, strings.worked || {}, tokens, keyTokens)
+        .concat(core.projectionSteps(r, row, hs.worked || {}, tokens)) : core.workedSteps(r, row, strings.worked || {}, tokens, keyTokens);
       var children = worked.children;
       for (var k = 0; k < lines.length; k++) {
         var node = children[k];
@@ -1011,14 +1121,14 @@
       }
       if (worked.children.length > lines.length) workedShape++;
       while (worked.children.length > lines.length) worked.removeChild(worked.lastChild);
-      var wt = fill(labStr.worked_title || "{tok}", { tok: tokens[row] });
+      var wt = fill((heads > 1 ? hs.worked_title : labStr.worked_title) || "{tok}", { tok: tokens[row], t: st.head });
       if (workedTitle.textContent !== wt) workedTitle.textContent = wt;
     }
 
     function drawStep() {
       root.setAttribute("data-step", String(st.step));
-      var stages = vs.stages || [];
-      stageLabel.textContent = st.step === 0 ? "" : fill(vs.stage_label || "{n}/5 {text}", { n: st.step, text: stages[st.step - 1] || "" });
+      var stages = (heads > 1 ? hs.stages : vs.stages) || [], label = (heads > 1 ? hs.stage_label : vs.stage_label) || "{n}/5 {text}";
+      stageLabel.textContent = st.step === 0 ? "" : fill(label, { n: st.step, text: fill(stages[st.step - 1] || "", { t: st.head }) });
       var current = STAGE_LINE[st.step];
       for (var k = 0; k < worked.children.length; k++) {
         var p = worked.children[k];
@@ -1040,14 +1150,15 @@
     }
 
     function drawAll() {
-      TABLE_NAMES.forEach(function (name) {
-        handles[name].cells.forEach(function (row, i) { row.forEach(function (_, j) { drawCell(name, i, j); }); });
-        handles[name].picks.forEach(function (b, i) {
-          var pressed = i === st.row ? "true" : "false";
+      order.forEach(function (key) {
+        var hd = handles[key];
+        hd.cells.forEach(function (row, i) { row.forEach(function (_, j) { drawCell(key, i, j); }); });
+        hd.picks.forEach(function (b, i) {
+          var pressed = i === st.row && (hd.head === null || hd.head === st.head) ? "true" : "false";
           if (b.getAttribute("aria-pressed") !== pressed) b.setAttribute("aria-pressed", pressed);
         });
       });
-      var drawn = st.step + "|" + workedShape + "|" + st.predict;
+      var drawn = st.step + "|" + workedShape + "|" + st.predict + "|" + st.head;
       if (drawn !== drawnAs) {
         drawnAs = drawn;
         drawStep();
@@ -1078,6 +1189,8 @@
       handles[name].cells.forEach(function (row, i) { row.forEach(function (c, j) { if (pick(i, j)) out.push(c.td); }); });
       return out;
     }
+    /** Row i of a whole-width table, only head t's columns (t null: all of them). */
+    function headRow(name, i, t) { return cellsOf(name, function (a, b) { return a === i && (t === null || colHead(name, b).t === t); }); }
 
     function lines(key, attr, value) {
       return Array.prototype.filter.call(worked.children, function (p) {
@@ -1123,8 +1236,39 @@
       return fill(p[kind] || "", base);
     }
 
+    /** Several heads: what cell (key, i, j) is computed from, and the worked lines that compute it
+     *  (those only when the cell is in the explained row and head). */
+    function linkedHeads(key, i, j) {
+      var hd = handles[key], name = hd.name, row = st.row, out = [], t = hd.head, mine;
+      if (name === "S" || name === "A") {
+        mine = i === row && t === st.head;
+        if (name === "A") return cellsOf("S" + t, function (a) { return a === i; }).concat(mine ? lines("shares") : []);
+        out = headRow("Q", i, t).concat(headRow("K", j, t));
+        if (headResult(t).S[i][j] === -Infinity) out = out.concat(sources([padded(j) ? "pad" : "causal"]));
+        if (mine) out = out.concat(lines("dot", "data-j", j), lines("scaled"), lines("add_mask"), lines("mask_hides", "data-j", j));
+        return out;
+      }
+      if (name === "Y") {
+        var wo = (st.tables.Wo || []).map(function (_, p) { return "Wo[" + p + "," + j + "]"; });
+        return cellsOf("O", function (a) { return a === i; }).concat(sources(wo), i === row ? lines("y_cell", "data-c", j) : []);
+      }
+      var at = colHead(name, j);
+      mine = i === row && at.t === st.head;
+      if (name === "O") {
+        return cellsOf("A" + at.t, function (a) { return a === i; }).concat(cellsOf("V", function (a, b) { return b === j; }),
+          mine ? lines("out_cell", "data-c", at.c) : []);
+      }
+      var w = PARAM_TABLE[name], x = name !== "Q" && st.tables.Xs ? "Xs" : "X", names = [];
+      st.tables.X[0].forEach(function (_, p) { names.push(x + "[" + i + "," + p + "]", w + "[" + p + "," + j + "]"); });
+      out = sources(names);
+      if (at.t === st.head && name === "Q" && i === row) out = out.concat(lines("receiver"));
+      if (at.t === st.head && name !== "Q") out = out.concat(lines("readable", "data-j", i), lines("masked_pos", "data-j", i));
+      return out;
+    }
+
     /** What cell (name, i, j) is computed from, and the worked lines that compute it. */
     function linkedSet(name, i, j) {
+      if (heads > 1) return linkedHeads(name, i, j);
       var r = st.result, row = st.row, out = [];
       if (name === "S") {
         out = cellsOf("Q", function (a) { return a === i; }).concat(cellsOf("K", function (a) { return a === j; }));
@@ -1155,27 +1299,36 @@
     function eqSign(fromShown, x) { return core.eqShown(fromShown, x, 3); }
     function dotShown(a, b) { return a.reduce(function (t, v, p) { return t + shownNum(v) * shownNum(b[p]); }, 0); }
 
-    /** The explanation of one cell, with the numbers the tables show. */
-    function explainText(name, i, j) {
-      var r = st.result, e = vs.explain || {};
-      var base = { cell: cellName(name, i, j), value: format(r[name][i][j]), d_k: core.fmt(st.fullResult.d_k),
+    /** The explanation of one cell, with the numbers the tables show.  Several heads: a head's S
+     *  and A, and O's columns of a head, are explained on that head's result (its slices), with the
+     *  head in the cell's name; Y from O and Wo. */
+    function explainText(key, i, j) {
+      var e = vs.explain || {}, hd = handles[key], name = hd.name, cell = cellName(name, i, j), col = j;
+      var r = st.result, full = st.fullResult;
+      if ((name === "A" || name === "O" || name === "Y") && st.predict) return e.hidden || "";
+      if (isPending(key, i, j)) return e.pending || "";
+      if (heads > 1) {
+        if (name === "Y") return explainY(i, j, cell);
+        var at = hd.head !== null ? { t: hd.head, c: j } : colHead(name, j);
+        cell = fill(hd.head !== null ? hs.cell : hs.cell_of, { cell: cell, t: at.t, c: at.c });
+        if (name !== "Q" && name !== "K" && name !== "V") { r = headResult(at.t); full = headFull(at.t); j = at.c; }
+      }
+      var base = { cell: cell, value: format(r[name][i][j]), d_k: core.fmt(full.d_k),
         row_tok: tokens[i], col_tok: keyTokens[j], i: i, j: j };
-      var pad = padded(j) && (name === "S" || name === "A") ? "_pad" : "";
-      if ((name === "A" || name === "O") && st.predict) return e.hidden || "";
-      if (isPending(name, i)) return e.pending || "";
+      var pad = padded(col) && (name === "S" || name === "A") ? "_pad" : "";
       if (name === "S") {
         base.qi = "q" + core.subscript(i);
         base.kj = "k" + core.subscript(j);
         base.expr = r.Q[i].map(function (q, p) { return factor(q) + "×" + factor(r.K[j][p]); }).join(" + ");
         if (r.S[i][j] === -Infinity) {  // the same story as the worked text: q·k, ÷ √d_k, then + M = −∞
-          var raw = st.fullResult.raw_scores[i][j], scaled = raw / Math.sqrt(st.fullResult.d_k);
+          var raw = full.raw_scores[i][j], scaled = raw / Math.sqrt(full.d_k);
           base.raw = format(raw);
           base.eq_raw = eqSign(dotShown(r.Q[i], r.K[j]), raw);
           base.scaled = format(scaled);
-          base.eq_scaled = eqSign(shownNum(raw) / Math.sqrt(st.fullResult.d_k), scaled);
+          base.eq_scaled = eqSign(shownNum(raw) / Math.sqrt(full.d_k), scaled);
           return fill(e["S_masked" + pad], base);
         }
-        base.eq = eqSign(dotShown(r.Q[i], r.K[j]) / Math.sqrt(st.fullResult.d_k), r.S[i][j]);
+        base.eq = eqSign(dotShown(r.Q[i], r.K[j]) / Math.sqrt(full.d_k), r.S[i][j]);
         return fill(e.S, base);
       }
       if (name === "A") {
@@ -1214,6 +1367,14 @@
       base.eq = eqSign(dotShown(X[i], W.map(function (w) { return w[j]; })), r[name][i][j]);
       return fill(e.QKV, base);
     }
+    /** Y[i, j] = row i of O (the concatenation) · column j of Wo, with the numbers the tables show. */
+    function explainY(i, j, cell) {
+      var x = hs.explain || {}, O = st.result.O[i], Wo = st.tables.Wo, y = st.result.Y[i][j];
+      var col = Wo.map(function (w) { return w[j]; }), hand = dotShown(O, col);
+      var base = { cell: cell, i: i, j: j, value: format(y), hand: format(hand), eq: eqSign(hand, y),
+        expr: O.map(function (o, p) { return factor(o) + "×" + factor(col[p]); }).join(" + ") };
+      return fill(base.hand !== base.value && x.Y_rounded ? x.Y_rounded : x.Y, base);
+    }
 
     var linked = [];
     function clearLinks() {
@@ -1234,7 +1395,7 @@
         explain.textContent = vectorText(kind, at);
         return;
       }
-      var name = td.getAttribute("data-matrix"), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
+      var name = keyOf(td), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
       td.setAttribute("data-active", "");
       linked = linkedSet(name, i, j);
       linked.forEach(function (n) { n.setAttribute("data-linked", ""); });
@@ -1249,9 +1410,14 @@
     /** A row header was clicked: choose that row the way the driver does (options.onRow, else its
      *  control marked [data-lab-row="i"], clicked), so its state, address and controls follow;
      *  a view with neither explains the row itself. */
-    function chooseRow(i) {
-      if (i === st.row || !st.result) return;
-      if (options.onRow) { options.onRow(i); return; }
+    function chooseRow(i, head) {
+      if (!st.result) return;
+      if (head !== null && head !== undefined && head !== st.head) {  // several heads: a head's S or A
+        st.head = head;
+        if (i === st.row) { drawWorked(); drawAll(); return; }
+      }
+      if (i === st.row) return;
+      if (options.onRow) { options.onRow(i, st.head); return; }
       var where = typeof options.sourceRoot === "function" ? options.sourceRoot() : (options.sourceRoot || root);
       var control = where && where.querySelector('[data-lab-row="' + i + '"]');
       if (control) { control.click(); return; }
@@ -1261,7 +1427,8 @@
     }
     function onClick(e) {
       var b = e.target && e.target.closest ? e.target.closest("button[data-lab-row-pick]") : null;
-      if (b && wrap.contains(b)) chooseRow(Number(b.getAttribute("data-lab-row-pick")));
+      var fig = b && b.closest("figure[data-head]");
+      if (b && wrap.contains(b)) chooseRow(Number(b.getAttribute("data-lab-row-pick")), fig ? Number(fig.getAttribute("data-head")) : null);
     }
 
     var focused = null;
@@ -1299,13 +1466,14 @@
       if (!td) return;
       var d = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
       if (!d) return;
-      var name = td.getAttribute("data-matrix"), cells = handles[name].cells;
+      var name = keyOf(td), cells = handles[name].cells;
       var i = Number(td.getAttribute("data-row")) + d[0], j = Number(td.getAttribute("data-col")) + d[1];
       if (i < 0 || i >= cells.length) return;
       if (j < 0 || j >= cells[0].length) {
-        // Past a table's left or right edge: on into the neighbouring table (S A O, Q K V).
-        var order = "SAO".indexOf(name) >= 0 ? "SAO" : "QKV";
-        var next = order.charAt(order.indexOf(name) + (j < 0 ? -1 : 1));
+        // Past a table's left or right edge: on into the neighbouring table (S A O, Q K V; several
+        // heads: S0 A0 S1 A1 … O Y).
+        var line = strip.indexOf(name) >= 0 ? strip : ["Q", "K", "V"];
+        var next = line[line.indexOf(name) + (j < 0 ? -1 : 1)];
         if (!next) return;
         name = next;
         cells = handles[name].cells;
@@ -1326,19 +1494,25 @@
       var params = state.params || st.params;
       // The worked text needs raw scores and d_k: a result without them (from Python) is
       // recomputed here from the params, with attention.js, so Python and JS show the same text.
-      var full = state.result && state.result.raw_scores ? state.result : core.attentionFromParams(params);
+      // Several heads come from attention.js (multiHeadAttention: -Infinity, raw_scores per head).
+      var multi = isMulti(state.result);
+      var full = state.result && (state.result.raw_scores || multi) ? state.result : core.attentionFromParams(params);
       var result = normaliseResult(state.result || full);
       // Python's masked cells come as null: the worked text needs them as -Infinity too (else
       // "我"'s row would read the masked "爱" as readable).
-      if (full === state.result) full = Object.assign({}, full, result);
+      if (full === state.result && !multi) full = Object.assign({}, full, result);
       // A driver of other shapes (the shapes lab) gives its tables, tokens and a key of its state.
       if (state.tokens) tokens = state.tokens;
       keyTokens = state.keyTokens || tokens;
-      var n = result.S.length, rebuilt = build(n, result.S[0].length, result.Q[0].length, result.V[0].length);
+      var n = result.Q.length, h = multi ? result.heads.length : 1;
+      var rebuilt = build(n, result.K.length, multi ? full.d_k : result.Q[0].length, multi ? full.d_v : result.V[0].length,
+        h, multi ? result.Y[0].length : 0);
       if (rebuilt) { st.result = st.markBase = null; st.active = focused = null; }  // no change marks across shapes
+      if (state.head !== undefined && state.head !== null) st.head = state.head;
+      if (!(st.head >= 0 && st.head < h)) st.head = 0;
       // Change marks count from where the gesture began: state.settling (a slider still moving)
       // keeps that start and holds the marks back until an update without it, or view.settle().
-      var same = st.result && TABLE_NAMES.every(function (n) { return JSON.stringify(st.result[n]) === JSON.stringify(result[n]); });
+      var same = st.result && JSON.stringify(st.result) === JSON.stringify(result);
       if (!same) {
         if (!st.moving) st.markBase = st.result;
         st.moving = !!state.settling;
@@ -1369,7 +1543,7 @@
     };
 
     view.step = function (back) {
-      st.step = back === true ? Math.max(0, st.step - 1) : (st.step + 1) % 6;
+      st.step = back === true ? Math.max(0, st.step - 1) : (st.step + 1) % (heads > 1 ? 7 : 6);
       if (st.result) drawAll();
       // A short window (a projector at 125 %): the stage's lines, under its buttons, come into view
       // (the tables beside them are sticky and stay).

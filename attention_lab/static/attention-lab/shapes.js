@@ -15,12 +15,14 @@
  * ?n=3&d_model=2&d_k=2&d_v=3&mode=cross&m=4&causal=0&pad=1&X=..&Xs=..&Wq=..&Wk=..&Wv=..&row=0&tok=..&src=..
  * (tables row by row, comma lists); a link that does not fit (a shape out of range, a table with
  * the wrong count, pad >= m...) is refused part by part with a note, and the nearest valid state shown.
+ * Heads (issue 31): h = 2..4 adds &h=2 and &Wo=.. (Wq, Wk [d_model, h·d_k], Wv [d_model, h·d_v],
+ * Wo [h·d_v, d_model]; attention.js multiHeadAttention); an address without h is one head, no Wo.
  */
 (function () {
   "use strict";
   if (typeof window === "undefined" || typeof document === "undefined") return;
   var core = window.AttentionLabCore, render = window.AttentionLabRender;
-  var TABLES = ["X", "Xs", "Wq", "Wk", "Wv"], SHAPES = ["n", "m", "d_model", "d_k", "d_v"];
+  var TABLES = ["X", "Xs", "Wq", "Wk", "Wv", "Wo"], SHAPES = ["n", "m", "d_model", "d_k", "d_v", "h"];
   var count = 0;
 
   function el(tag, attrs, text) {
@@ -37,11 +39,14 @@
   function clone(x) { return JSON.parse(JSON.stringify(x)); }
   function short(t) { t = String(t); return t.length > 24 ? t.slice(0, 24) + "…" : t; }
 
-  /** (rows, cols) of input table `t`; m is the source side's (cross mode). */
+  /** (rows, cols) of input table `t`; m is the source side's (cross mode); h heads (shapes.table_shape). */
   function dims(t, s) {
-    return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, s.d_k], Wk: [s.d_model, s.d_k],
-      Wv: [s.d_model, s.d_v] }[t];
+    var h = s.h || 1;
+    return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, h * s.d_k], Wk: [s.d_model, h * s.d_k],
+      Wv: [s.d_model, h * s.d_v], Wo: [h * s.d_v, s.d_model] }[t];
   }
+  /** Input table `t` is used (and shown, and in the address): Xs in cross mode, Wo with heads. */
+  function used(t, s) { return (t !== "Xs" || s.mode === "cross") && (t !== "Wo" || s.h > 1); }
   /** Keys and values: m in cross mode, n in self mode. */
   function keysOf(s) { return s.mode === "cross" ? s.m : s.n; }
 
@@ -87,9 +92,9 @@
   }
 
   function compute(s) {
-    var t = s.tables;
-    return core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null,
-      s.mode === "self" && !!s.causal, s.pad);
+    var t = s.tables, source = s.mode === "cross" ? t.Xs : null, causal = s.mode === "self" && !!s.causal;
+    if (s.h > 1) return core.multiHeadAttention(t.X, t.Wq, t.Wk, t.Wv, t.Wo, s.h, source, causal, s.pad);
+    return core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, source, causal, s.pad);
   }
 
   // ---------------------------------------------------------------- the address
@@ -100,10 +105,11 @@
     var parts = ["n=" + s.n];
     if (s.mode === "cross") parts.push("mode=cross", "m=" + s.m);
     parts.push("d_model=" + s.d_model, "d_k=" + s.d_k, "d_v=" + s.d_v);
+    if (s.h > 1) parts.push("h=" + s.h);  // one head: no h, no Wo (the address as before heads)
     // Cross mode: only a causal box left off is written (causal=1 there would read as a mask).
     if (s.mode === "self" || !s.causal) parts.push("causal=" + (s.causal ? "1" : "0"));
     parts.push("pad=" + s.pad);
-    TABLES.forEach(function (t) { if (t !== "Xs" || s.mode === "cross") parts.push(t + "=" + flat(s.tables[t])); });
+    TABLES.forEach(function (t) { if (used(t, s)) parts.push(t + "=" + flat(s.tables[t])); });
     parts.push("row=" + s.row);
     parts.push("tok=" + s.tokens.map(encodeURIComponent).join(","));
     if (s.mode === "cross") parts.push("src=" + s.source_tokens.map(encodeURIComponent).join(","));
@@ -147,6 +153,7 @@
       s.m = s.n;
       if ("Xs" in q) { if (!("m" in q)) notes.push(ss.link_m_self); delete q.Xs; }
     }
+    if (!(s.h > 1) && "Wo" in q) { notes.push(ss.link_wo_single); delete q.Wo; }
     if ("causal" in q) {
       var c = text("causal").trim().toLowerCase();
       if (["1", "true", "on", "yes"].indexOf(c) >= 0) {
@@ -215,10 +222,16 @@
   function arrange(g) {
     var phone = !!g.phone, max = phone ? STRIP.phoneMax : STRIP.max;
     var min = phone ? STRIP.phoneMin : g.step ? STRIP.stepMin : STRIP.min;
+    // What wraps: S, A, O; with g.h > 1 heads, groups of two tables one over the other (each head's
+    // S over its A, then O over Y: shapes.css .al-group), each as wide as its widest table.
+    var groups = g.h > 1 ? [] : [[g.m], [g.m], [g.dv]];
+    for (var t = 0; g.h > 1 && t < g.h; t++) groups.push([g.m, g.m]);
+    if (g.h > 1) groups.push([g.h * g.dv, g.dmodel]);
+    var stacked = groups[0].length;
     function small(w) { return Math.max(phone ? 14 : 18, 0.62 * w / 3.3); }
     function widths(w) {
       var head = g.head * small(w) + 8, spacing = phone ? 1 : 3;  // shapes.css: the tables' border-spacing
-      return [g.m, g.m, g.dv].map(function (c) { return head + c * (w + spacing) + 6; });
+      return groups.map(function (group) { return head + Math.max.apply(null, group) * (w + spacing) + 6; });
     }
     function lines(w) {
       var k = 0, used = 0;
@@ -228,10 +241,12 @@
     function fits(w) { return widths(w).every(function (x) { return x <= g.width; }); }
     function tall(w) {
       var t = small(w), cell = 1.05 * w / 3.3 + 1.15 * t + 8, k = lines(w);
-      return k * (g.n * cell + 3.6 * t + 14) + (k - 1) * STRIP.gapY;
+      return k * (stacked * (g.n * cell + 3.6 * t + 14) + (stacked - 1) * STRIP.gapY) + (k - 1) * STRIP.gapY;
     }
     for (var w = max; w >= min; w--) if (fits(w) && tall(w) <= g.room) return { w: w, lines: lines(w), fits: true };
     min = phone ? STRIP.phoneMin : STRIP.min;
+    // A group wider than the strip at the smallest legible size (4 heads' O): smaller, down to a phone's.
+    while (min > STRIP.phoneMin && !fits(min)) min--;
     var k = lines(min);
     for (w = Math.min(max, STRIP.tall); w > min; w--) if (fits(w) && lines(w) <= k) break;
     return { w: w, lines: lines(w), fits: false };
@@ -294,8 +309,8 @@
     });
     return best;
   }
-  StripFitter.prototype.fit = function (n, m, dv, names) {
-    this.args = [n, m, dv, names];
+  StripFitter.prototype.fit = function (n, m, dv, names, h, dmodel) {
+    this.args = [n, m, dv, names, h, dmodel];
     var root = this.root, sao = root.querySelector(".al-sao");
     if (!sao) return null;
     if (sao !== this.sao) {
@@ -334,10 +349,10 @@
       this.top = parseFloat(getComputedStyle(results).top) || 0;
     }
     var H = window.innerHeight, room = H - this.top - this.rest - (this.stepping ? 0 : STRIP_CONTROLS * H) - 4;
-    var key = [n, m, dv, this.width, room, this.head, layout, this.stepping].join("|");
+    var key = [n, m, dv, this.width, room, this.head, layout, this.stepping, h, dmodel].join("|");
     if (key === this.key) return null;
     this.key = key;
-    var out = arrange({ width: this.width, room: room, n: n, m: m, dv: dv, head: this.head,
+    var out = arrange({ width: this.width, room: room, n: n, m: m, dv: dv, head: this.head, h: h || 1, dmodel: dmodel,
       phone: layout === "phone", step: this.stepping });
     root.style.setProperty("--al-w", out.w + "px");
     root.setAttribute("data-sao-fit", out.fits ? "screen" : "scroll");
@@ -508,23 +523,41 @@
   };
 
   /** One input table as a <table>: cells [data-matrix=X][data-row][data-col][data-value] holding
-   *  text boxes [data-param-text="X[i,j]"]; X's and Xs's row headers hold the token names. */
+   *  text boxes [data-param-text="X[i,j]"]; X's and Xs's row headers hold the token names.  With
+   *  heads, Wq, Wk, Wv name each head over its columns, and Wo over its rows' groups (data-head). */
   ShapesLab.prototype.drawTable = function (t) {
-    var s = this.state, ss = this.config.strings.shapes, d = dims(t, s), holder = this.tableBoxes[t];
-    var shown = t !== "Xs" || s.mode === "cross";
-    holder.box.hidden = !shown;
-    var key = [d, t === "X" ? s.tokens : t === "Xs" ? s.source_tokens : ""].join("|");
+    var s = this.state, ss = this.config.strings.shapes, hs = ss.heads || {}, d = dims(t, s), holder = this.tableBoxes[t];
+    holder.box.hidden = !used(t, s);
+    var per = s.h > 1 ? { Wq: s.d_k, Wk: s.d_k, Wv: s.d_v }[t] : 0, perRow = s.h > 1 && t === "Wo" ? s.d_v : 0;
+    var key = [d, t === "X" ? s.tokens : t === "Xs" ? s.source_tokens : "", per, perRow].join("|");
     if (holder.key !== key) {
       holder.key = key;
       holder.box.firstChild.textContent = ss["table_" + t] + " [" + d[0] + ", " + d[1] + "]";
       if (holder.table) holder.box.removeChild(holder.table);
       var table = holder.table = el("table", { "class": "al-table al-input" }), cells = holder.cells = [];
-      var hr = table.appendChild(el("thead")).appendChild(el("tr"));
+      var head = table.appendChild(el("thead"));
+      var split = function (node, k, width) {  // a head's first column (row) after the first head
+        if (!width) return node;
+        node.setAttribute("data-head", String(Math.floor(k / width)));
+        if (k && k % width === 0) node.setAttribute("data-head-start", "");
+        return node;
+      };
+      if (per) {
+        var band = head.appendChild(el("tr"));
+        band.appendChild(el("td", { "class": "al-corner" }));
+        for (var h = 0; h < s.h; h++) band.appendChild(split(el("th", { "class": "al-col al-head-name", scope: "colgroup",
+          colspan: String(per) }, fill(hs.col_head, { t: h })), h * per, per));
+      }
+      var hr = head.appendChild(el("tr"));
       hr.appendChild(el("td", { "class": "al-corner" }));
-      for (var j = 0; j < d[1]; j++) hr.appendChild(el("th", { "class": "al-col", scope: "col" }, String(j)));
+      for (var j = 0; j < d[1]; j++) hr.appendChild(split(el("th", { "class": "al-col", scope: "col" }, String(j)), j, per));
       var body = table.appendChild(el("tbody"));
       for (var i = 0; i < d[0]; i++) {
         var tr = body.appendChild(el("tr")), th = tr.appendChild(el("th", { "class": "al-row", scope: "row" }));
+        if (perRow) {  // Wo's rows: head (i div d_v)'s outputs
+          split(tr, i, perRow);
+          if (i % perRow === 0) th.setAttribute("title", fill(hs.col_head, { t: i / perRow }));
+        }
         if (t === "X" || t === "Xs") {
           var tokenInput = el("input", { type: "text", "class": "al-token", "data-token": t === "X" ? "tokens" : "source_tokens",
             "data-i": String(i), maxlength: "8", "aria-label": fill(ss.token_label, { i: i }) });
@@ -534,8 +567,8 @@
         var row = [];
         for (j = 0; j < d[1]; j++) {
           var name = t + "[" + i + "," + j + "]";
-          var td = tr.appendChild(el("td", { "class": "al-in", "data-matrix": t, "data-row": String(i), "data-col": String(j),
-            "data-lab-source": name }));
+          var td = tr.appendChild(split(el("td", { "class": "al-in", "data-matrix": t, "data-row": String(i), "data-col": String(j),
+            "data-lab-source": name }), j, per));
           var input = td.appendChild(el("input", { type: "text", "class": "al-number", "data-param-text": name, inputmode: "decimal",
             autocomplete: "off", spellcheck: "false", "aria-label": fill(ss.cell_label, { table: t, i: i, j: j }) }));
           row.push({ td: td, input: input });
@@ -613,17 +646,22 @@
       return null;
     }
     this.result = result;
-    var sq = fill(ss.sqrt_note, { d_k: s.d_k });
+    var hs = ss.heads || {}, widths = { d_k: s.d_k, d_v: s.d_v, hdk: s.h * s.d_k, hdv: s.h * s.d_v, d_model: s.d_model, h: s.h };
+    var sq = fill(s.h > 1 ? hs.sqrt_note : ss.sqrt_note, widths);
     if (this.sqrtNote.textContent !== sq) this.sqrtNote.textContent = sq;
     var pp = fill(ss.print_params, { n: s.n, m: keysOf(s), d_model: s.d_model, d_k: s.d_k, d_v: s.d_v, pad: s.pad,
-      mode: ss[s.mode], causal: s.causal && s.mode === "self" ? ss.print_causal_on : ss.print_causal_off });
+      mode: ss[s.mode], causal: s.causal && s.mode === "self" ? ss.print_causal_on : ss.print_causal_off }) +
+      (s.h > 1 ? fill(ss.print_heads, widths) : "");
     if (this.printParams.textContent !== pp) this.printParams.textContent = pp;
     if (s.mode === "cross") notes.push(ss.causal_cross);
+    // Heads whose widths do not add up to d_model: allowed here, not in nn.MultiheadAttention.
+    if (s.h > 1 && (s.h * s.d_k !== s.d_model || s.h * s.d_v !== s.d_model)) notes.push(fill(hs.width_note, widths));
     var keyTokens = s.mode === "cross" ? s.source_tokens : s.tokens;
     this.shown = { params: {}, result: result, row: s.row, tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null,
-      Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv }, tokens: s.tokens, keyTokens: keyTokens, key: toQuery(s), notes: notes };
+      Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv, Wo: s.h > 1 ? s.tables.Wo : null }, tokens: s.tokens, keyTokens: keyTokens,
+      key: toQuery(s), notes: notes };
     this.view.update(this.shown);
-    this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens);
+    this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens, s.h, s.d_model);
     if (this.linkQuery && this.linkQuery !== this.shown.key) this.closeLink();  // the link box follows the state
     this.syncUrl();
     return result;

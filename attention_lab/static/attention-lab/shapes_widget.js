@@ -3,8 +3,9 @@
  * attention_lab.shapes_lab.ShapesLabView ships attention.js + render.js + shapes.js (for its
  * StripFitter: S, A and O sized and wrapped as on the site) + jupyter_glue.js + this file as one
  * ES module, as widget.js does for the 2x2 lab.  The trait "controls" holds the ipywidgets models
- * (sliders n, m, d_model, d_k, d_v, pad; the self/cross toggle; the causal box; one number box
- * per cell of X, Xs, Wq, Wk, Wv at the largest shape).  Every change is read here from those
+ * (sliders n, m, d_model, d_k, d_v, h, pad; the self/cross toggle; the causal box; one number box
+ * per cell of X, Xs, Wq, Wk, Wv, Wo at the largest shape).  h > 1 heads: attention.js
+ * multiHeadAttention (Wq, Wk [d_model, h·d_k], Wv [d_model, h·d_v], Wo [h·d_v, d_model]), as the site.  Every change is read here from those
  * models and drawn at once with attention.js generalAttention and render.js (no round trip);
  * the kernel receives the same values and keeps lab.result.  A shape change also sets the lab
  * box's data-rows-* / data-cols-* / data-mode attributes, which hide the cells outside the shape
@@ -15,11 +16,12 @@
  * rounded, controlModels, sourcesIn and changeScheduler come from jupyter_glue.js.
  */
 
-var TABLES = ["X", "Xs", "Wq", "Wk", "Wv"], SHAPES = ["n", "m", "d_model", "d_k", "d_v"];
+var TABLES = ["X", "Xs", "Wq", "Wk", "Wv", "Wo"], SHAPES = ["n", "m", "d_model", "d_k", "d_v", "h"];
 
 function dims(t, s) {
-  return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, s.d_k], Wk: [s.d_model, s.d_k],
-    Wv: [s.d_model, s.d_v] }[t];
+  var h = s.h || 1;
+  return { X: [s.n, s.d_model], Xs: [s.m, s.d_model], Wq: [s.d_model, h * s.d_k], Wk: [s.d_model, h * s.d_k],
+    Wv: [s.d_model, h * s.d_v], Wo: [h * s.d_v, s.d_model] }[t];
 }
 
 /** The state the controls' values mean: attention_lab.shapes_lab.state_from_values. */
@@ -92,10 +94,11 @@ async function renderShapes({ model, el }) {
   function showShape(s) {
     const b = labBox();
     if (!b) return;
-    const key = JSON.stringify([s.n, s.m, s.d_model, s.d_k, s.d_v, s.mode]);
+    const key = JSON.stringify([s.n, s.m, s.d_model, s.d_k, s.d_v, s.h, s.mode]);
     if (key === shownKey) return;
     shownKey = key;
     b.setAttribute("data-mode", s.mode);
+    b.setAttribute("data-heads", String(s.h));
     TABLES.forEach((t) => {
       const d = dims(t, s);
       b.setAttribute("data-rows-" + t, String(d[0]));
@@ -118,7 +121,17 @@ async function renderShapes({ model, el }) {
       if (n.name === null || n.name === undefined || value(n.name) === n.value) out.push(n.text);
     });
     if (s.mode === "cross") out.push(ss.causal_cross);
+    // Heads whose widths do not add up to d_model: allowed here, not in nn.MultiheadAttention (as the site).
+    if (s.h > 1 && (s.h * s.d_k !== s.d_model || s.h * s.d_v !== s.d_model)) {
+      out.push(fillIn((ss.heads || {}).width_note,
+        { d_k: s.d_k, d_v: s.d_v, hdk: s.h * s.d_k, hdv: s.h * s.d_v, d_model: s.d_model, h: s.h }));
+    }
     return out;
+  }
+  function fillIn(t, v) {
+    t = String(t || "");
+    Object.keys(v).forEach((k) => { t = t.split("{" + k + "}").join(String(v[k])); });
+    return t;
   }
 
   let shown = null;  // the last state drawn (kept on screen, with the error, when a state cannot be computed)
@@ -128,17 +141,20 @@ async function renderShapes({ model, el }) {
     let result;
     try {
       const t = s.tables;
-      result = core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, s.mode === "cross" ? t.Xs : null, s.mode === "self" && s.causal, s.pad);
+      const source = s.mode === "cross" ? t.Xs : null, causal = s.mode === "self" && s.causal;
+      result = s.h > 1 ? core.multiHeadAttention(t.X, t.Wq, t.Wk, t.Wv, t.Wo, s.h, source, causal, s.pad)
+        : core.generalAttention(t.X, t.Wq, t.Wk, t.Wv, source, causal, s.pad);
     } catch (e) {
       const error = (ss.error || "{message}").split("{message}").join(core.errorText(e, strings));
       if (shown) view.update(Object.assign({}, shown, { notes: [error].concat(notes(s)) }));
       return;
     }
     view.update(shown = { params: {}, result: result, row: s.row,
-      tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null, Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv },
+      tables: { X: s.tables.X, Xs: s.mode === "cross" ? s.tables.Xs : null, Wq: s.tables.Wq, Wk: s.tables.Wk, Wv: s.tables.Wv,
+        Wo: s.h > 1 ? s.tables.Wo : null },
       tokens: s.tokens, keyTokens: s.mode === "cross" ? s.source_tokens : s.tokens,
       key: JSON.stringify(s), notes: notes(s) });
-    fitter.fit(s.n, s.m, s.d_v, s.tokens);
+    fitter.fit(s.n, s.m, s.d_v, s.tokens, s.h, s.d_model);
   }
 
   // The examples are ipywidgets Buttons (the kernel sets the same values after): set here on the
@@ -161,7 +177,7 @@ async function renderShapes({ model, el }) {
       if (models.pad) { models.pad.set("max", 5); models.pad.save_changes(); }
       SHAPES.forEach((k) => set(k, ex[k]));
       set("mode", ex.mode); set("causal", !!ex.causal); set("pad", ex.pad);
-      TABLES.forEach((t) => ex.tables[t].forEach((r, i) => r.forEach((v, j) => set(t + "[" + i + "," + j + "]", v))));
+      TABLES.forEach((t) => (ex.tables[t] || []).forEach((r, i) => r.forEach((v, j) => set(t + "[" + i + "," + j + "]", v))));
       const full = (list, defaults) => list.concat(defaults.slice(list.length, 6));
       model.set("tokens", full(ex.tokens, config.default_tokens));
       model.set("source_tokens", full(ex.source_tokens, config.default_source_tokens));
