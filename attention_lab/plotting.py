@@ -30,7 +30,7 @@ import numpy as np
 
 from .core import TOKENS, AttentionResult
 from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
-from .formatting import CELL_DIGITS, format_number
+from .formatting import CELL_DIGITS, format_number, format_share
 from .strings import strings  # the one strings table (not the site module)
 from .worked import subscript
 
@@ -251,7 +251,8 @@ class AttentionFigure(_SharpFigure):
                         text.set_color(MASK_TEXT)
                         text.set_bbox({"facecolor": MASK_FACE, "edgecolor": "none", "pad": 1.5})
                     else:
-                        text.set_text(format_value(v))
+                        # A share that only rounds to 0 or 1 shows its bound (<0.001), as the lab's A does.
+                        text.set_text(format_share(values[i], result.S[i], j) if name == "A" else format_value(v))
                         text.set_color(text_colour(self.cell_colour(name, v)))
                         text.set_bbox(None)
 

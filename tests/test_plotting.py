@@ -314,3 +314,13 @@ def test_the_plane_figure_refuses_vectors_that_are_not_two_wide():
         plane_figure(cross_attention_example())
     with pytest.raises(ValueError, match="row must be 0 to 1"):
         plane_figure(attention(**baseline()), row=2)
+
+
+def test_a_share_too_small_for_a_cell_shows_its_bound_and_a_masked_one_0():
+    """Issue 28: the figure's A cells write a saturated share as the lab's do (<0.001, >0.999), never 0."""
+    X = np.array([[3.0, 3.0], [3.0, -3.0]])
+    Wq, Wk, Wv = np.array([[3.0, 3.0], [-3.0, 3.0]]), np.array([[3.0, 3.0], [3.0, -3.0]]), np.array([[5.0, 10.0], [5.0, -10.0]])
+    open_row = AttentionFigure(attention(X, Wq, Wk, Wv, d_k=2, causal=False))
+    assert [t.get_text() for t in open_row._texts["A"][1]] == [">0.999", "<0.001"]
+    masked = AttentionFigure(attention(X, Wq, Wk, Wv, d_k=2, causal=True))
+    assert masked._texts["A"][0][1].get_text().startswith("0\n")  # masked: exactly 0, with its label
