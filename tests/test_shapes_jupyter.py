@@ -16,7 +16,7 @@ import pytest
 
 from binder_env import kernel_json  # scripts/ is on sys.path (tests/conftest.py)
 
-from attention_lab.core import general_attention
+from attention_lab.core import general_attention, multi_head_attention
 from attention_lab.lab import dom_class
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,31 +26,44 @@ SCREENSHOT = os.environ.get("F11_JUPYTER_SCREENSHOT")  # optional path: keep a 1
 pytestmark = pytest.mark.browser
 
 KERNEL_STATE = """
-import gc, json
+import gc, json, math
 from attention_lab.shapes_lab import ShapesLab
 _f11s = [o for o in gc.get_objects() if isinstance(o, ShapesLab)][-1]
-print(json.dumps({"state": _f11s.state, "link": _f11s.link, "notes": _f11s.notes, "result": {k: [[None if not __import__('math').isfinite(v) else v for v in r]
-      for r in getattr(_f11s.result, k).tolist()] for k in ("Q", "K", "V", "S", "A", "O")}}))
+_f11t = lambda a: [[None if not math.isfinite(v) else v for v in r] for r in a.tolist()]
+_f11r = _f11s.result
+_f11h = getattr(_f11r, "heads", None)
+print(json.dumps({"state": _f11s.state, "link": _f11s.link, "notes": _f11s.notes,
+      "result": {k: _f11t(getattr(_f11r, k)) for k in (("Q", "K", "V", "O", "Y") if _f11h else ("Q", "K", "V", "S", "A", "O"))},
+      "heads": [{k: _f11t(getattr(r, k)) for k in ("S", "A")} for r in _f11h or ()]}))
 """
 
 
 def core_of(state):
-    """The core for a state; its causal box applies in self mode only (the chapter's rule)."""
+    """The core for a state; its causal box applies in self mode only (the chapter's rule); h > 1
+    heads: core.multi_head_attention with Wo."""
     t = state["tables"]
-    return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], source=t["Xs"] if state["mode"] == "cross" else None,
-                             causal=state["causal"] and state["mode"] == "self", pad=state["pad"])
+    args = dict(source=t["Xs"] if state["mode"] == "cross" else None, causal=state["causal"] and state["mode"] == "self",
+                pad=state["pad"])
+    if state.get("h", 1) > 1:
+        return multi_head_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], Wo=t["Wo"], h=state["h"], **args)
+    return general_attention(t["X"], t["Wq"], t["Wk"], t["Wv"], **args)
 
 
 def shown(page) -> dict:
+    """Every result cell the view shows, {(table, i, j): value}; a head's S and A as "S0", "A1"..."""
     pairs = page.evaluate(
-        "(sel) => [...document.querySelectorAll(sel + ' td.al-cell[data-matrix]')]"
-        ".map(t => [t.dataset.matrix, +t.dataset.row, +t.dataset.col, t.dataset.value])", LAB)
+        "(sel) => [...document.querySelectorAll(sel + ' td.al-cell[data-matrix]')].map(t => ["
+        "t.dataset.matrix + ((t.dataset.matrix === 'S' || t.dataset.matrix === 'A') && t.dataset.head ? t.dataset.head : ''),"
+        " +t.dataset.row, +t.dataset.col, t.dataset.value])", LAB)
     return {(m, i, j): (-math.inf if v == "-Infinity" else float(v)) for m, i, j, v in pairs}
 
 
 def wanted(result) -> dict:
-    return {(name, i, j): float(v) for name in ("Q", "K", "V", "S", "A", "O")
-            for (i, j), v in np.ndenumerate(getattr(result, name))}
+    heads = getattr(result, "heads", None)
+    tables = {name: getattr(result, name) for name in (("Q", "K", "V", "O", "Y") if heads else ("Q", "K", "V", "S", "A", "O"))}
+    for t, head in enumerate(heads or ()):
+        tables[f"S{t}"], tables[f"A{t}"] = head.S, head.A
+    return {(name, i, j): float(v) for name, table in tables.items() for (i, j), v in np.ndenumerate(table)}
 
 
 def wait_until_kernel_and_view_agree(page, timeout=20):
@@ -166,4 +179,28 @@ def test_shapes_lab_in_jupyterlab_names_tokens_gives_the_link_and_keeps_the_caus
     assert got["w"] and got["value"] >= 18 and got["strip"][0] <= got["strip"][1] + 1 and got["spill"] == 0, got
     if SCREENSHOT:
         page.locator(".f11-shapes").screenshot(path=SCREENSHOT.replace(".png", "-2.png"))
+    assert not page.page_errors, page.page_errors
+
+
+def test_shapes_lab_in_jupyterlab_shows_two_heads_and_goes_back_to_one(shapes_page):
+    """Issue 31 in JupyterLab: the 两个头 example (an ipywidgets button) sets h, Wo and every table;
+    each head's S and A, the concatenation and Y are the core's, the kernel's lab.result and link
+    agree (h and Wo in it); Wo's boxes show only with heads; h back to 1 by the keyboard on its
+    slider is the lab of one head again."""
+    page = shapes_page
+    page.locator(".f11-shapes .f11-example-two_heads").click()
+    page.wait_for_function("(sel) => document.querySelectorAll(sel + ' td.al-cell[data-matrix=\"Y\"]').length === 12", arg=LAB)
+    k, want = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["h"] == 2 and k["state"]["tables"]["Wo"] == [[1.0 if i == j else 0.0 for j in range(4)] for i in range(4)]
+    assert {key[0] for key in want} == {"Q", "K", "V", "O", "Y", "S0", "A0", "S1", "A1"}
+    np.testing.assert_allclose(np.array(k["result"]["Y"]), core_of(k["state"]).Y, rtol=1e-12)
+    assert "&h=2&" in k["link"] and "&Wo=" in k["link"]
+    assert page.locator(".f11-shapes .f11-table-Wo").is_visible()
+    assert page.locator(f"{LAB} [data-plane]").get_attribute("data-plane") == "none"
+    page.locator(f".f11-shapes .{dom_class('h')} .noUi-handle").focus()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("(sel) => !document.querySelector(sel + ' td.al-cell[data-matrix=\"Y\"]')", arg=LAB)
+    k, want = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["h"] == 1 and "h=" not in k["link"] and not page.locator(".f11-shapes .f11-table-Wo").is_visible()
+    assert page.locator(f"{LAB} [data-head]").count() == 0
     assert not page.page_errors, page.page_errors

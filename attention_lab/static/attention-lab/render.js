@@ -1061,7 +1061,7 @@
       if (staged !== null) { v = staged; cls = "al-cell al-staged"; }
       if (!pending && !hidden) {
         // A share that only rounds to 0 or 1 shows its bound ("<0.001"): exp is never 0; a masked one is 0.
-        text = name === "A" && staged === null ? core.formatShare(st.result.A[i], st.result.S[i], j, 3) : format(v);
+        text = name === "A" && staged === null ? core.formatShare(tableOf(key, st.result)[i], headResult(hd.head).S[i], j, 3) : format(v);
         cls = staged !== null ? cls : "al-cell";
         if (masked || maskedA) {
           cls += " al-masked";
