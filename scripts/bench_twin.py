@@ -370,14 +370,14 @@ def _drive_paths(page, n: int, modes=("view", "naive")) -> None:
         _label(page, tag + ":box_arrow", naive)
         page.keyboard.press("ArrowUp" if k % 2 == 0 else "ArrowDown")
         _frame(page)
-    # A typed value, then Enter (Wk[0,1]) or Tab (Wk[1,0]): two values in turn.
+    # A typed value, then Enter (Wk[0,1]) or Tab (Wk[1,0]): 0.7 and 0.3 in turn.
     for path, name, key in (("typed_enter", "Wk[0,1]", "Enter"), ("typed_tab", "Wk[1,0]", "Tab")):
         field = page.locator(f'{lab} input[data-param-text="{name}"]')
         for k in range(n * len(modes)):
             tag, naive = turns(k // 2)
             _label(page, None)
-            field.evaluate("e => { e.focus(); e.select(); }")
-            page.keyboard.type("0.7" if k % 2 == 0 else "0.3")
+            shown = field.evaluate("e => { e.focus(); e.select(); return e.value; }")
+            page.keyboard.type("0.3" if shown == "0.7" else "0.7")  # always a change
             _label(page, f"{tag}:{path}", naive)
             page.keyboard.press(key)
             _frame(page)
