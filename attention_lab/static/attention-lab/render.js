@@ -1149,8 +1149,11 @@
       if (stageLines.textContent !== text) stageLines.textContent = text;
     }
 
-    function drawAll() {
-      order.forEach(function (key) {
+    /** Redraw what the state shows; `afterWorked`: only what follows the worked text (its stage
+     *  marks, the stage's lines, the links), for the frame that rebuilds it during a drag (the
+     *  cells and the plane were drawn by that input's update already). */
+    function drawAll(afterWorked) {
+      if (!afterWorked) order.forEach(function (key) {
         var hd = handles[key];
         hd.cells.forEach(function (row, i) { row.forEach(function (_, j) { drawCell(key, i, j); }); });
         hd.picks.forEach(function (b, i) {
@@ -1169,7 +1172,7 @@
       }
       drawStageLines();
       st.tokens = { query: tokens, key: keyTokens };
-      plane.draw(st);
+      if (!afterWorked) plane.draw(st);
       if (st.active) link(st.active);
     }
     var drawnAs = null;
@@ -1529,7 +1532,7 @@
       // During a drag (state.settling) input events come faster than frames: the worked text,
       // the costliest part, is rebuilt once per frame, for the latest state; otherwise at once.
       if (state.settling && typeof requestAnimationFrame === "function") {
-        if (!workedFrame) workedFrame = requestAnimationFrame(function () { workedFrame = 0; drawWorked(); drawAll(); });
+        if (!workedFrame) workedFrame = requestAnimationFrame(function () { workedFrame = 0; drawWorked(); drawAll(true); });
       } else {
         if (workedFrame) { cancelAnimationFrame(workedFrame); workedFrame = 0; }
         drawWorked();
