@@ -396,7 +396,7 @@
     try {
       result = core.attentionFromParams(state.params);
     } catch (e) {
-      notes = notes.concat([fill(labStr.error || "{message}", { message: e.message })]);
+      notes = notes.concat([fill(labStr.error || "{message}", { message: core.errorText(e, this.config.strings) })]);
       this.view.update({ params: this.view.state.params || this.config.baseline, result: null, row: state.row, notes: notes });
       return null;
     }
