@@ -188,6 +188,12 @@ def test_two_heads_on_a_projector_equal_python_with_links_old_and_new(new_page, 
     page.locator(f'{LAB} td.al-cell[data-matrix="Y"][data-row="2"][data-col="1"]').hover()
     assert page.locator(f"{LAB} [data-lab-explain]").inner_text().startswith("Y[猫,第 1 格] = O 第 2 行 · Wo 第 1 列 =")
     assert page.locator(f"{LAB} [data-linked][data-lab-source^='Wo[']").count() == 4
+    # The arrow keys go on across the heads as they are drawn: S0 → S1 along the top, S1 ↓ A1.
+    page.locator(f'{LAB} td.al-cell[data-matrix="S"][data-head="0"][data-row="2"][data-col="2"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => { const d = document.activeElement.dataset; return [d.matrix, d.head, d.row, d.col]; }") \
+        == ["A", "1", "0", "0"]
 
     # Random heads, self and cross, causal and padded, from their links: the reference and the core.
     rng = np.random.default_rng(31)

@@ -1471,11 +1471,22 @@
       if (!d) return;
       var name = keyOf(td), cells = handles[name].cells;
       var i = Number(td.getAttribute("data-row")) + d[0], j = Number(td.getAttribute("data-col")) + d[1];
-      if (i < 0 || i >= cells.length) return;
-      if (j < 0 || j >= cells[0].length) {
+      // Several heads, as they are drawn: S0 S1 … O over A0 A1 … Y.
+      var over = heads > 1 ? strip.filter(function (k) { return k.charAt(0) === "S" || k === "O"; }) : null;
+      var under = heads > 1 ? strip.filter(function (k) { return k.charAt(0) === "A" || k === "Y"; }) : null;
+      if (i < 0 || i >= cells.length) {
+        // Past a table's top or bottom edge (several heads): into the table over or under it.
+        var from = over && (i < 0 ? under : over), to = from && (i < 0 ? over : under), at = from ? from.indexOf(name) : -1;
+        if (at < 0) return;
+        name = to[at];
+        cells = handles[name].cells;
+        i = i < 0 ? cells.length - 1 : 0;
+        j = Math.min(j, cells[0].length - 1);
+      } else if (j < 0 || j >= cells[0].length) {
         // Past a table's left or right edge: on into the neighbouring table (S A O, Q K V; several
-        // heads: S0 A0 S1 A1 … O Y).
-        var line = strip.indexOf(name) >= 0 ? strip : ["Q", "K", "V"];
+        // heads: along S0 S1 … O, or A0 A1 … Y).
+        var line = !over ? (strip.indexOf(name) >= 0 ? strip : ["Q", "K", "V"]) :
+          over.indexOf(name) >= 0 ? over : under.indexOf(name) >= 0 ? under : ["Q", "K", "V"];
         var next = line[line.indexOf(name) + (j < 0 ? -1 : 1)];
         if (!next) return;
         name = next;
