@@ -452,3 +452,14 @@ def test_printed_lab_lists_the_parameters_of_the_state_it_shows_and_what_differs
     assert twin.root.locator("[data-lab-print-params]").is_hidden()  # on screen the controls say it
     twin.page.emulate_media(media="print")
     assert twin.root.locator("[data-lab-print-params]").is_visible()
+
+
+def test_a_reload_of_the_projector_page_shows_the_lab_from_its_top(new_page, site_url):
+    """Issue 29: the browser's scroll restoration put a reloaded lab.html 270-390 px down."""
+    twin = open_lab(new_page, site_url, 1024, 658)
+    twin.page.mouse.wheel(0, 400)
+    twin.page.wait_for_function("() => scrollY > 200")
+    twin.page.reload()
+    twin.page.wait_for_selector("[data-attention-lab][data-lab-ready='true']")
+    twin.page.wait_for_timeout(200)
+    assert twin.page.evaluate("() => scrollY") == 0

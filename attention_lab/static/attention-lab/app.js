@@ -530,6 +530,11 @@
   }
 
   window.AttentionLab = { start: start, startAll: startAll, Lab: Lab };
+  // The projector page (its section is #f11-lab): a reload shows the lab from its top, not where the
+  // browser's scroll restoration puts it (270-390 px down: the top sliders hidden, issue 29).
+  if (document.getElementById("f11-lab") && window.history && "scrollRestoration" in window.history) {
+    window.history.scrollRestoration = "manual";
+  }
   // Roots already in the page start now; the inline call after each root (web.lab_html)
   // starts the ones parsed later; DOMContentLoaded catches anything left.
   // readystatechange "interactive" comes when parsing ends, before deferred scripts run
