@@ -197,6 +197,8 @@ def test_shapes_lab_in_jupyterlab_shows_two_heads_and_goes_back_to_one(shapes_pa
     assert "&h=2&" in k["link"] and "&Wo=" in k["link"]
     assert page.locator(".f11-shapes .f11-table-Wo").is_visible()
     assert page.locator(f"{LAB} [data-plane]").get_attribute("data-plane") == "none"
+    if SCREENSHOT:
+        page.screenshot(path=SCREENSHOT.replace(".png", "-heads.png"))
     page.locator(f".f11-shapes .{dom_class('h')} .noUi-handle").focus()
     page.keyboard.press("ArrowLeft")
     page.wait_for_function("(sel) => !document.querySelector(sel + ' td.al-cell[data-matrix=\"Y\"]')", arg=LAB)
