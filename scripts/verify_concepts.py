@@ -1363,6 +1363,7 @@ def build_claims() -> list[Claim]:
     claims += name_claims(sc["nomask"], t["X"], where=("Q11",))
     claims += name_claims(sc["dk8"], t["X"], where=("Q12",))
     claims += shape_claims()
+    claims += exercise_claims()
     return claims
 
 
@@ -1390,6 +1391,61 @@ def shape_claims() -> list[Claim]:
         c("step 3's keys", r"读 (\d+) 个源位置", [r3.S.shape[1]], where="shapes.md"),
         c("step 4", r"把填充 p 改成 (\d+)", [s4["pad"]], where="shapes.md"),
         c("step 4's column", r"份额全是 (\d+)", [float(r4.A[:, -1].max())], where="shapes.md"),
+    ]
+
+
+def exercise_claims() -> list[Claim]:
+    """exercises.md: the axes, permutations and arguments its prose names, each tried on an array of
+    the shape the text says (or on attention_lab.exercises' cases) and held to what it must do."""
+    from attention_lab.exercises import AXES, attention_cases, core_answer
+
+    c = Claim
+    b, n, h, d = 2, 3, 4, 5  # distinct sizes: an axis or a permutation that is off gives another shape
+    heads_last, heads_first = np.zeros((b, n, h, d)), (b, h, n, d)
+    case = attention_cases()[0]
+    S = case.Q @ case.K.T + case.M
+
+    def rows_sum_to_one(axis: int) -> bool:  # a softmax along `axis` of an (n, m) table: each row sums to 1
+        A = np.exp(S - S.max(axis=axis, keepdims=True))
+        return bool(np.allclose((A / A.sum(axis=axis, keepdims=True)).sum(axis=-1), 1.0))
+
+    def given(m, ok) -> list:
+        """The captured numbers when ``ok(*numbers)`` holds (then they equal themselves), else None."""
+        numbers = [int(g.replace("−", "-")) for g in m.groups()]
+        return [float(x) for x in numbers] if ok(*numbers) else [None] * len(numbers)
+
+    def scaled_by_factor_is_core(k: int) -> bool:  # softmax(QKᵀ·k/√d_k + M)V against the core (d_k ≠ width)
+        t = attention_cases(d_k_under_root=True)[1]
+        T = t.Q @ t.K.T * (k / np.sqrt(t.d_k)) + t.M
+        A = np.exp(T - T.max(axis=-1, keepdims=True))
+        return bool(np.allclose(A / A.sum(axis=-1, keepdims=True) @ t.V, core_answer(t)))
+
+    keys_axis, wrong_axis = AXES["keys"], AXES["queries"] + S.ndim  # the queries' axis of a 2-D table
+    return [
+        c("softmax along the last axis: each query's row of shares sums to 1", r"axis=([-−]?\d+) 是最后一维",
+          lambda m: given(m, lambda a: a == keys_axis and rows_sum_to_one(a)), where="exercises.md"),
+        c("the wrong axis to try is the queries' (its rows do not sum to 1)",
+          r"两处 axis=([-−]?\d+) 改成 axis=([-−]?\d+)",
+          lambda m: given(m, lambda a, z: a == keys_axis and z == wrong_axis and not rows_sum_to_one(z)),
+          where="exercises.md"),
+        c("transpose(…) takes (batch, n, h, d) to (batch, h, n, d)", r"transpose\((\d+), (\d+), (\d+), (\d+)\)",
+          lambda m: given(m, lambda *p: heads_last.transpose(p).shape == heads_first), where="exercises.md"),
+        c("torch's transpose(i, j) swaps positions and heads", r"transpose\((\d+), (\d+)\)",
+          lambda m: given(m, lambda i, j: heads_last.swapaxes(i, j).shape == heads_first), where="exercises.md"),
+        c("swapaxes(…) swaps only the last two axes (keys and features)", r"swapaxes\(([-−]?\d+), ([-−]?\d+)\)",
+          lambda m: given(m, lambda i, j: heads_last.swapaxes(i, j).shape == (b, n, d, h)), where="exercises.md"),
+        c("shape[…] is the width (the last axis)", r"shape\[([-−]?\d+)\]",
+          lambda m: given(m, lambda i: heads_last.shape[i] == d), where="exercises.md"),
+        c("the size left for reshape/view to work out", r"(?:view\(batch, 位置数, h|reshape\(batch, n), ([-−]?\d+)\)",
+          lambda m: given(m, lambda k: np.zeros((b, n, h * d)).reshape(b, n, k).shape == (b, n, h * d)),
+          where="exercises.md"),
+        c("the size left for reshape/view to work out", r"里的 ([-−]?\d+) 让",
+          lambda m: given(m, lambda k: np.zeros((b, n, h * d)).reshape(b, n, k).shape == (b, n, h * d)),
+          where="exercises.md"),
+        c("scale= is the factor on QKᵀ: k / √d_k gives the core's answer only for k = 1",
+          r"scale=(\d+) / math\.sqrt\(d_k\)", lambda m: given(m, scaled_by_factor_is_core), where="exercises.md"),
+        c("M's allowed cells hold 0 (a boolean mask M == 0: True = may read)", r"M == (\d+)",
+          lambda m: given(m, lambda k: bool(np.all(np.isfinite(case.M) == (case.M == k)))), where="exercises.md"),
     ]
 
 

@@ -94,7 +94,7 @@ def test_downloaded_notebooks_install_offline_and_run_in_a_plain_jupyter_venv(wh
     for file in shipped:
         (folder / file.name).write_bytes(file.read_bytes())
     names = []
-    for page in ("f11-attention", "lab"):
+    for page in ("f11-attention", "lab", "exercises"):
         notebook = f11_site.notebook_from_md(ROOT / "book" / f"{page}.md", f"book/{page}", REPOSITORY,
                                              [f.name for f in shipped])
         (folder / f"{page}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
