@@ -951,6 +951,7 @@ class Claim:
             self.exclude = (self.exclude,)
 
 
+@lru_cache(maxsize=None)  # pure: a mutated page re-normalises only its changed lines (the test harness: ~400 pages)
 def _norm_math(text: str) -> str:
     """Inline LaTeX to the chapter's plain notation: x_0 -> x₀, \\sqrt{2} -> √2, x' -> x′."""
     t = text
@@ -970,6 +971,7 @@ def _norm_math(text: str) -> str:
     return t.replace("'", "′")
 
 
+@lru_cache(maxsize=None)
 def normalise_prose(line: str) -> str:
     """What the reader sees, in one plain notation: glue roles, references and markup removed."""
     t = GLUE_ROLE.sub(GLUE_MARK, line)
