@@ -13,6 +13,7 @@ import ast
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,21 +21,15 @@ import pytest
 
 from attention_lab.exercises import check_torch_attention, check_torch_multihead
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_exercises import run_cell  # noqa: E402  (the page's cells, run as Jupyter runs them)
+
 torch = pytest.importorskip("torch", reason=os.environ.get("F11_TORCH_SKIPPED") or (
     "torch is not installed: the torch exercises' checks need requirements-torch.txt "
     "(scripts/test.sh installs it where a CPU build of torch is available)"))
 F = torch.nn.functional
 
 PAGE = (Path(__file__).resolve().parents[1] / "book" / "exercises.md").read_text(encoding="utf-8")
-
-
-def run_cell(cell: str) -> tuple[str, str | None]:
-    """A code cell as (its statements but the last expression, that expression or None), as Jupyter
-    shows the value of a cell's last expression."""
-    tree = ast.parse(cell)
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        return ast.unparse(ast.Module(tree.body[:-1], [])), ast.unparse(tree.body[-1])
-    return cell, None
 
 
 def solutions(torch, F) -> dict:

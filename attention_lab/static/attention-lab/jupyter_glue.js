@@ -27,6 +27,15 @@ async function controlModels(model) {
   return models;
 }
 
+/** A point of the vector plane moved: row i of `table` (X or Xs) set on its controls' models, the
+ *  values [a, b] in the order of its columns (the kernel receives them as from a drag). */
+function setPointRow(models, table, i, values) {
+  values.forEach((x, c) => {
+    const m = models[table + "[" + i + "," + c + "]"];
+    if (m && m.get("value") !== x) { m.set("value", x); m.save_changes(); }
+  });
+}
+
 /** Hovering a cell marks the controls it comes from: under the lab's box, by their dom_class. */
 function sourcesIn(labBox) {
   return (wanted) => {

@@ -77,10 +77,7 @@ async function renderShapes({ model, el }) {
     onPoint: (table, i, v) => {
       applying = true;
       try {
-        v.forEach((x, c) => {
-          const m = models[table + "[" + i + "," + c + "]"];
-          if (m && m.get("value") !== x) { m.set("value", x); m.save_changes(); }
-        });
+        setPointRow(models, table, i, v);
       } finally {
         applying = false;
       }

@@ -11,7 +11,7 @@
  *
  * Traits (attention_lab/widget.py): "config" (once: names, ranges, d_k stops, strings),
  * "controls" ({name: "IPY_MODEL_<id>"}), "kernel_notes" (notes only the kernel knows:
- * [{name, value, text}]), "beside_px", "scroll_into_view".  domClass, rounded, controlModels,
+ * [{name, value, text}]), "beside_px", "scroll_into_view".  domClass, rounded, setPointRow, controlModels,
  * sourcesIn and changeScheduler come from jupyter_glue.js (joined in before this file).
  */
 
@@ -101,10 +101,7 @@ async function renderLab({ model, el }) {
     onPoint: (table, i, v, settling) => {
       applying = true;
       try {
-        v.forEach((x, c) => {
-          const m = models[table + "[" + i + "," + c + "]"];
-          if (m && m.get("value") !== x) { m.set("value", x); m.save_changes(); }
-        });
+        setPointRow(models, table, i, v);
       } finally {
         applying = false;
       }
