@@ -109,6 +109,7 @@
           fs.appendChild(numberControl(name, config.ranges[t], name, fill(tw.control_label, { table: t, i: i, j: j })));
         }
       }
+      rove(fs);
       panel.appendChild(fs);
     });
 
@@ -181,6 +182,8 @@
 
     // ---------------------------------------------------------------- the view
     this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core,
+      // The presenter's keys (presenterKeys) said beside 逐步: the projector page's own words, or the chapter's.
+      keysHint: root.closest && root.closest("#f11-lab") ? tw.keys_hint_page : tw.keys_hint_embedded,
       // A point of the plane dragged (or moved with the arrow keys): that row of X, sliders and boxes too.
       onPoint: function (table, i, v, settling) { self.setPoint(i, v, settling); } });
     skip.setAttribute("href", "#" + this.view.resultsId);
@@ -329,6 +332,27 @@
     }
   }
 
+  /** One Tab stop per parameter table (issue 29): its four boxes share it (roving tabindex: the box
+   *  last focused keeps it).  ←/→ go to the box before or after it when the caret is at that end of
+   *  the text, or the whole text is selected (as Tab and a move leave it); ↑/↓ still step the value,
+   *  and what was typed is taken as the box is left (its blur). */
+  function rove(fs) {
+    var boxes = [].slice.call(fs.querySelectorAll("input[data-param-text]"));
+    boxes.forEach(function (b, k) { b.tabIndex = k ? -1 : 0; });
+    fs.addEventListener("focusin", function (e) {
+      if (boxes.indexOf(e.target) >= 0) boxes.forEach(function (b) { b.tabIndex = b === e.target ? 0 : -1; });
+    });
+    fs.addEventListener("keydown", function (e) {
+      var k = boxes.indexOf(e.target), d = { ArrowLeft: -1, ArrowRight: 1 }[e.key], b = e.target;
+      if (k < 0 || !d || !boxes[k + d] || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      var len = b.value.length, all = b.selectionStart === 0 && b.selectionEnd === len;
+      if (!all && !(b.selectionStart === b.selectionEnd && b.selectionStart === (d > 0 ? len : 0))) return;
+      e.preventDefault();
+      boxes[k + d].focus();
+      boxes[k + d].select();
+    });
+  }
+
   /** Bring one control in line with the state (the one being dragged is left alone). */
   Lab.prototype.showControl = function (name, from) {
     var c = this.controls[name], v = this.state.params[name];
@@ -470,6 +494,31 @@
     return url;
   };
 
+  // ---------------------------------------------------------------- a presenter's keys
+  /** What a clicker (PageDown/PageUp) and →/← do: step the step-through forward and back (the
+   *  view's 逐步 and 上一步), unless the focus is in a control whose keys they are (a box, a slider,
+   *  the radio group, a table's cells, a plane point). On the projector page (#f11-lab) any key
+   *  press outside such a control counts; in the chapter only while the lab has the focus or was
+   *  the last thing pressed (elsewhere the page scrolls as usual). */
+  var OWN_KEYS = "input, textarea, select, [contenteditable], [role=slider], [role=spinbutton], [role=radiogroup], td[data-matrix], [data-plane] [tabindex]";
+  var PRESENTER_KEYS = { PageDown: 1, ArrowRight: 1, PageUp: -1, ArrowLeft: -1 };
+  function presenterKeys(lab) {
+    var root = lab.root, page = !!(root.closest && root.closest("#f11-lab")), pressedHere = false;
+    var onPress = function (e) { pressedHere = root.contains(e.target); };
+    var onKey = function (e) {
+      var k = PRESENTER_KEYS[e.key], at = document.activeElement;
+      if (!k || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      if (at && at !== document.body && at.closest && at.closest(OWN_KEYS)) return;
+      var inLab = at && root.contains(at);
+      if (!page && !inLab && !(pressedHere && (!at || at === document.body))) return;
+      e.preventDefault();
+      if (k > 0) lab.view.step(); else lab.view.back();
+    };
+    document.addEventListener("pointerdown", onPress, true);
+    document.addEventListener("keydown", onKey);
+    return function () { document.removeEventListener("pointerdown", onPress, true); document.removeEventListener("keydown", onKey); };
+  }
+
   function readConfig(root) {
     var script = root.querySelector("script[data-attention-lab-config]");
     if (!script) throw new Error("attention lab: missing data-attention-lab-config");
@@ -483,6 +532,7 @@
     config = config || readConfig(root);
     var lab = new Lab(root, config);
     root.__attentionLab = lab;
+    lab.stopKeys = presenterKeys(lab);
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
     // lab_config's notes on start values, then the link's; one note per value (none at a range end).

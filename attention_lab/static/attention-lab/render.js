@@ -32,6 +32,7 @@
  *     onPoint,      // optional function (table, i, [a, b], settling): a point of the vector plane was dragged
  *                   //   or moved with the arrow keys (snapped to options.ranges[table]); without it the
  *                   //   points are drawn but cannot be moved.  settling: the drag goes on
+ *     keysHint,     // optional text beside the step buttons while no stage is shown (the site's presenter keys)
  *     planeFirst,   // optional true: beside the controls, the plane goes above the explanation (Jupyter)
  *     onLayout,     // optional function (mode): called when data-layout changes
  *     onRow         // optional function (row): a row header of S/A/O was clicked (Enter, Space); without
@@ -143,6 +144,21 @@
   /** The worked line that carries data-current at each stage (a line's own stage, 0..5, comes
    *  with it from core.workedSteps: worked.STAGE; 6, several heads: core.projectionSteps). */
   var STAGE_LINE = [null, "raw_scores", "scaled", "add_mask", "shares", "output", "y_output"];
+
+  /** A worked line with its long decimals cut to 4 (0.6697615493 -> 0.6698; under 1, 4 significant
+   *  digits: 0.0000123457 -> 0.00001235), never to a whole number it is not (0.99999 stays); an "="
+   *  after a shortened number becomes "≈" (the numbers beside it are rounded now). */
+  function shortNumbers(text) {
+    var cut = false;
+    return text.replace(/(\d+)\.(\d+)|(\s)=(\s)/g, function (m, whole, dec, a, b) {
+      if (whole === undefined) return cut ? a + "\u2248" + b : m;
+      for (var keep = (whole === "0" ? dec.match(/^0*/)[0].length : 0) + 4; keep < dec.length; keep++) {
+        var out = Number(m).toFixed(keep).replace(/0+$/, "").replace(/\.$/, "");
+        if (out.indexOf(".") >= 0) { cut = true; return out; }
+      }
+      return m;
+    });
+  }
 
   // ------------------------------------------------------------------ one table
 
@@ -822,6 +838,8 @@
     buttons.step.setAttribute("aria-describedby", uid + "-stage");
     var stageLabel = el("span", { "class": "al-stage", id: uid + "-stage", "aria-live": "polite" });
     toolbar.appendChild(stageLabel);
+    // options.keysHint (the site): what a presenter's keys do, in the stage's place while it is empty.
+    if (options.keysHint) toolbar.appendChild(el("span", { "class": "al-keys-hint", "data-lab-keys-hint": "" }, options.keysHint));
     results.appendChild(toolbar);
 
     var sao = el("div", { "class": "al-sao" });
@@ -1139,11 +1157,12 @@
       }
     }
 
-    /** The current stage's lines (not its heading) beside the step buttons; none in predict's A/O stages. */
+    /** The current stage's lines (not its heading) beside the step buttons; none in predict's A/O stages.
+     *  Read from the projector: their numbers with 4 decimals (shortNumbers), the worked text keeps ten. */
     function drawStageLines() {
       var here = [];
       if (st.step && !(st.predict && st.step > 3)) Array.prototype.forEach.call(worked.children, function (p) {
-        if (p.getAttribute("data-stage") === String(st.step) && p.className !== "al-worked-head") here.push(p.textContent);
+        if (p.getAttribute("data-stage") === String(st.step) && p.className !== "al-worked-head") here.push(shortNumbers(p.textContent));
       });
       var text = here.join("\n");
       if (stageLines.textContent !== text) stageLines.textContent = text;
@@ -1599,6 +1618,7 @@
     luminance: luminance,
     textColour: textColour,
     cellColour: cellColour,
+    shortNumbers: shortNumbers,
     planeModel: planeModel,
     planeBox: planeBox,
     convexHull: convexHull,

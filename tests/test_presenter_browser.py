@@ -1,0 +1,129 @@
+"""A presenter's page (issue 29), in headless Chromium on the built site.
+
+A clicker sends PageDown/PageUp (some send →/←): on the projector page they step the step-through
+forward and back whenever the focus is not in a control that owns those keys (a number box, a
+slider, the row's radio buttons, a table's cells, a plane point); in the chapter only once the lab
+has been pressed or has the focus (elsewhere the chapter scrolls as usual).  A hint beside 逐步
+says so.  Keys are pressed one after another without waiting for the page in between.  The
+keyboard: one Tab stop per parameter table (roving tabindex, ←/→ inside it), so 逐步 is at most 12
+Tab presses from the first control, and what is typed is still taken.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_lesson_browser import open_lab  # noqa: E402  (the lab page in a projector window)
+from test_twin_browser import CHAPTER, Twin, assert_cells_equal_python  # noqa: E402
+
+from attention_lab.params import RANGES, default_params
+from attention_lab.web import strings
+
+pytestmark = pytest.mark.browser
+STRINGS = strings()
+STEP = "() => document.querySelector('[data-attention-lab]').dataset.step"
+ACTIVE = """() => { const a = document.activeElement;
+  return a.dataset.paramText || a.dataset.labAction || a.dataset.param || (a.dataset.matrix ? 'cell:' + a.dataset.matrix : a.tagName); }"""
+
+
+def test_a_clickers_keys_step_forward_and_back_on_the_projector_page(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 768)
+    page, root = twin.page, twin.root
+    hint = root.locator("[data-lab-keys-hint]")
+    assert hint.is_visible() and hint.inner_text() == STRINGS["twin"]["keys_hint_page"]
+    box = hint.bounding_box()
+    assert box["y"] + box["height"] <= 768 and hint.evaluate("e => e.scrollWidth <= e.clientWidth + 1")  # whole
+    page.locator("body").click(position={"x": 5, "y": 760})  # nothing focused
+    for key in ("PageDown", "PageDown", "PageDown"):
+        page.keyboard.press(key)
+    assert page.evaluate(STEP) == "3"
+    assert root.locator(".al-stage").inner_text().startswith("第 3 步") and not hint.is_visible()
+    for key in ("ArrowRight", "ArrowRight", "PageUp", "ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowLeft", "PageUp"):
+        page.keyboard.press(key)
+    assert page.evaluate(STEP) == "0" and hint.is_visible()
+    assert page.evaluate("() => scrollY") == 0  # the keys stepped; the page did not scroll
+    # The clicker after a click on 逐步 (the focus on a button): still the step-through.
+    root.locator("button[data-lab-action='step']").click()
+    page.keyboard.press("PageDown")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(STEP) == "3"
+    page.keyboard.press("PageUp")
+    assert page.evaluate(STEP) == "2"
+    # A control's own keys stay its own: PgDn in a box steps its value ten steps, → in S moves to the next cell.
+    root.locator("input[data-param-text='Wv[0,0]']").focus()
+    page.keyboard.press("PageDown")
+    page.keyboard.press("ArrowRight")  # the whole text selected: on to Wv[0,1]'s box
+    params = {**default_params(), "Wv[0,0]": default_params()["Wv[0,0]"] - 10 * RANGES["Wv"].step}
+    assert page.evaluate(STEP) == "2" and twin.params() == params and page.evaluate(ACTIVE) == "Wv[0,1]"
+    root.locator("td[data-matrix='S'][data-row='0'][data-col='0']").focus()
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(STEP) == "2" and page.evaluate(ACTIVE) == "cell:S"
+    assert_cells_equal_python(twin.cells(), params, "after the clicker and the controls' own keys")
+    assert twin.rec.page_errors == []
+
+
+def test_the_chapter_steps_with_a_clicker_only_once_its_lab_is_pressed(new_page, site_url):
+    twin = Twin(new_page(width=1280, height=800), site_url + CHAPTER)
+    page, root = twin.page, twin.root
+    hint = root.locator("[data-lab-keys-hint]")
+    assert hint.inner_text() == STRINGS["twin"]["keys_hint_embedded"]
+    page.keyboard.press("PageDown")  # the chapter is read: it scrolls
+    page.wait_for_function("() => scrollY > 100")
+    assert page.evaluate(STEP) == "0"
+    root.locator("[data-lab-explain]").click()  # the lab pressed (on no control)
+    y = page.evaluate("() => scrollY")
+    page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(STEP) == "1"
+    assert hint.is_hidden()
+    page.wait_for_timeout(150)
+    assert page.evaluate("() => scrollY") == y
+    page.locator("article p").first.click()  # back to the text: the keys are the page's again
+    y = page.evaluate("() => scrollY")
+    page.keyboard.press("PageDown")
+    page.wait_for_function(f"() => scrollY > {y} + 100")
+    assert page.evaluate(STEP) == "1"
+    assert twin.rec.page_errors == []
+
+
+def test_step_is_at_most_12_tab_presses_from_the_first_control_one_stop_per_table(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 768)
+    page, root = twin.page, twin.root
+    root.locator("input[data-param-text='X[0,0]']").focus()
+    stops = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate(ACTIVE))
+        if stops[-1] == "step":
+            break
+    assert stops[-1] == "step", stops
+    assert stops[:4] == ["Wq[0,0]", "Wk[0,0]", "Wv[0,0]", "d_k"], stops
+    # Inside a table: →/← from box to box (from a whole selection, or from the caret at that end).
+    page.keyboard.press("Shift+Tab")
+    root.locator("input[data-param-text='Wk[0,0]']").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(ACTIVE) == "Wk[1,0]"
+    page.keyboard.type("1.5")  # the whole text selected: typed over
+    page.keyboard.press("ArrowLeft")  # the caret after "1.5": ← edits
+    assert page.evaluate(ACTIVE) == "Wk[1,0]"
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowRight")  # the caret at the end: on to Wk[1,1], taking 1.5
+    assert page.evaluate(ACTIVE) == "Wk[1,1]"
+    page.keyboard.press("ArrowUp")  # ↑ still steps the value
+    params = {**default_params(), "Wk[1,0]": 1.5, "Wk[1,1]": round(default_params()["Wk[1,1]"] + RANGES["Wk"].step, 10)}
+    assert twin.params() == params
+    # The table's Tab stop is now the box last used: Tab leaves for Wv, Shift+Tab comes back to it.
+    page.keyboard.press("Tab")
+    assert page.evaluate(ACTIVE) == "Wv[0,0]"
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(ACTIVE) == "Wk[1,1]"
+    tab_stops = root.locator(".al-fieldset").evaluate_all(
+        "fs => fs.map(f => [...f.querySelectorAll('input[data-param-text]')].filter(b => b.tabIndex === 0).length)")
+    assert tab_stops == [1, 1, 1, 1, 1], tab_stops
+    assert_cells_equal_python(twin.cells(), params, "typed, then moved on with →")
