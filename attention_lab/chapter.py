@@ -32,6 +32,7 @@ __all__ = [
     "self_check_cases",
     "LAB_SATURATED",
     "LAB_WQ",
+    "SATURATION_FACTORS",
     "SPREAD_DIMS",
     "kv_cache_example",
     "lab_experiments",
@@ -383,3 +384,11 @@ def kv_cache_example() -> AttentionResult:
     """
     full = attention(**baseline())
     return scaled_dot_product_attention(full.Q[-1:], full.K, full.V)
+
+
+# --------------------------------------------------- saturation: the softmax's slope A(1 − A)
+
+#: The factors the chapter multiplies 爱's scaled scores by, to show the softmax's slope A(1 − A)
+#: shrinking as the scores move apart (its visible cell types them; verify_concepts holds the prose
+#: and the glued slopes to these).
+SATURATION_FACTORS = (1, 2, 4, 8)

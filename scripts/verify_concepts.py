@@ -656,7 +656,9 @@ def notebook_values(cells: tuple) -> tuple[dict, dict, list]:
     values, defined, errors = {}, {}, []
 
     def capture(name, variable, display=True, namespace_=None):
-        values.update(notebook.shown_texts(name, variable))
+        texts = notebook.shown_texts(name, variable)
+        values.update(texts)
+        namespace.update(texts)  # as the kernel's glue does: a glued name shadows a variable of that name
 
     real, options = notebook.glue, np.get_printoptions()
     notebook.glue = capture
@@ -822,6 +824,216 @@ def _check_meaning(page: Page, report: Report) -> None:
             pair = READER.search(named)
             topic_of = (question, (TOKENS.index(pair[1]), TOKENS.index(pair[2])) if pair else None)
         check_eval_context(named, where, report, topic_of[1] if question else None)
+        check_batched_shapes(shown, where, report)
+        if page.name == CHAPTER_NAME:
+            check_growth(raw, where, report)
+            check_heads(shown, where, report)
+            check_refusal(shown, where, report)
+    if page.name == CHAPTER_NAME:
+        check_glued_course_numbers(page.shown, values, report)
+
+
+# ------------------------------------------------ the strong-course points (issue 28, item 3)
+
+#: A shape written as a tuple of letters: (N, h, L, E).
+LETTERS = r"\(((?:[A-Za-z]\w*)(?:,\s*[A-Za-z]\w*)*)\)"
+#: What the prose says F.scaled_dot_product_attention takes and gives, and what nn.MultiheadAttention's
+#: weights are, in the (normalised) prose.
+SDPA_SHAPES = re.compile(rf"query 是 {LETTERS}，key 是 {LETTERS}，value 是 {LETTERS}，输出是 {LETTERS}")
+SCORE_SHAPE = re.compile(rf"分数表和份额表是 {LETTERS}")
+MHA_WEIGHTS = {"average": re.compile(rf"按头取平均，形状 {LETTERS}"),
+               "per_head": re.compile(rf"每个头各自的份额 {LETTERS}")}
+#: PyTorch's letters (the SDPA documentation: query (N, ..., L, E), key (N, ..., S, E), value
+#: (N, ..., S, Ev)), each given a distinct size so that a swapped letter shows; h: the heads.
+TORCH_SIZES = {"N": 2, "h": 3, "L": 4, "S": 5, "E": 6, "Ev": 7}
+TORCH_INPUTS = {"query": ("N", "h", "L", "E"), "key": ("N", "h", "S", "E"), "value": ("N", "h", "S", "Ev")}
+
+
+def _letters(text: str) -> tuple:
+    return tuple(t.strip() for t in text.split(","))
+
+
+def _named(shape) -> tuple:
+    return tuple(next((k for k, v in TORCH_SIZES.items() if v == d), "?") for d in shape)
+
+
+def check_batched_shapes(shown: str, where: str, report: Report) -> None:
+    """The batched shapes the prose gives (query (N, h, L, E) ...) are what the computation gives.
+
+    numpy's batched ``softmax(q @ kᵀ / √E) @ v`` is run on arrays of the written input shapes (each
+    letter a distinct size): it must work, and its output must have the written shape.  The score and
+    share tables, and nn.MultiheadAttention's weights (per head, and their mean over the heads, as
+    ``average_attn_weights=True`` returns them), are computed from SDPA's documented inputs.
+    """
+    def arrays(shapes):
+        return [np.ones([TORCH_SIZES.get(x, 1) for x in shape]) for shape in shapes]
+
+    m = SDPA_SHAPES.search(shown)
+    if m:
+        q, k, v, out = (_letters(g) for g in m.groups())
+        unknown = sorted(set(q + k + v + out) - set(TORCH_SIZES))
+        if unknown:
+            report.fail(None, where + f"{unknown}: not PyTorch's letters {sorted(TORCH_SIZES)}")
+            return
+        try:
+            Q, K, V = arrays((q, k, v))
+            O = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])) @ V
+        except ValueError as exc:
+            report.fail(None, where + f"query {q}, key {k}, value {v} cannot be attended: {exc}")
+            return
+        if O.shape != tuple(TORCH_SIZES[x] for x in out):
+            report.fail(None, where + f"the output of query {q}, key {k}, value {v} is {_named(O.shape)}, not {out}")
+        if (q, k, v) != tuple(TORCH_INPUTS.values()):
+            report.fail(None, where + f"F.scaled_dot_product_attention takes {TORCH_INPUTS}: the text says {q}, {k}, {v}")
+    Q, K, _V = arrays(TORCH_INPUTS.values())
+    per_head = Q @ np.swapaxes(K, -1, -2)  # (N, h, L, S): one table per sentence and head
+    checks = [(SCORE_SHAPE, per_head.shape, "the score and share tables")]
+    checks += [(MHA_WEIGHTS["average"], per_head.mean(axis=1).shape, "nn.MultiheadAttention's averaged weights"),
+               (MHA_WEIGHTS["per_head"], per_head.shape, "nn.MultiheadAttention's per-head weights")]
+    for pattern, want, what in checks:
+        for w in pattern.finditer(shown):
+            if tuple(TORCH_SIZES.get(x, -1) for x in _letters(w.group(1))) != want:
+                report.fail(None, where + f"{what} are {_named(want)}, not ({w.group(1)})")
+
+
+def _growth(count, base: int = 64) -> float:
+    """The exponent of a count's growth: log2(count(2·base) / count(base))."""
+    return math.log2(count(2 * base) / count(base))
+
+
+def check_growth(raw: str, where: str, report: Report) -> None:
+    """Every power of n (or m) the chapter writes for the cost is the growth the computation has.
+
+    ``n^k`` with 格 (the table's cells) or 内存: the score table's size, ``np.empty((n, n)).size``;
+    ``n^k d_k`` / ``n^k d_v`` / ``O(n^k d)`` with 乘法 or 时间: the multiplications of Q·Kᵀ and A·V
+    counted from the products' shapes; ``O(m d)``: one new row against m cached keys.
+    """
+    d = 8
+
+    def mults(n, m=None, dk=d, dv=d):  # multiplications of Q @ K.T and A @ V for n queries, m keys
+        m = n if m is None else m
+        return n * m * dk + n * m * dv
+
+    table = _growth(lambda n: np.empty((n, n)).size)
+    time_n = _growth(mults)
+    time_d = math.log2(mults(64, dk=2 * d, dv=2 * d) / mults(64))
+    powers = list(re.finditer(r"\$O\(n(?:\^(\d+))?(?:\s*(d(?:_[kv])?))?\)\$", raw))
+    powers += re.finditer(r"\$n\^(\d+)(?:\s*(d_[kv]))?\$", raw)
+    for m in powers:
+        k, width = int(m.group(1) or 1), m.group(2)
+        want = time_n if width else table
+        if k != want:
+            report.fail(None, where + f"{m.group()}: the {'multiplications grow' if width else 'table grows'} as "
+                                      f"n^{want:g}")
+    for m in re.finditer(r"\$O\(m\^?(\d*)\s*d\)\$", raw):
+        k = int(m.group(1) or 1)
+        new_row = _growth(lambda keys: mults(1, keys))
+        if k != new_row:
+            report.fail(None, where + f"{m.group()}: one new row against m keys grows as m^{new_row:g}")
+    if re.search(r"\$O\(n\^\d+\s*d\)\$", raw) and time_d != 1:
+        report.fail(None, where + "the time grows linearly in the width d")
+
+
+#: “头 0 把 … 给了前面的“狗””, “头 1 几乎不读“狗””: which token a head's row reads most, and least.
+HEAD_MOST = re.compile(r"头 (\d+)\s*(?:把|的)[^。；“]*?(?:给了|大部分读|几乎全读)[^“。；]*“([^”]+)”")
+HEAD_LEAST = re.compile(r"头 (\d+)[^。；“]*?几乎不读“([^”]+)”")
+
+
+def check_heads(shown: str, where: str, report: Report) -> None:
+    """The two-heads example (attention_lab.shapes.EXAMPLES["two_heads"], computed): the token a head is
+    said to read most holds the largest share of its row, the one it hardly reads the smallest."""
+    if not (HEAD_MOST.search(shown) or HEAD_LEAST.search(shown)) or "猫" not in shown:
+        return
+    from attention_lab.shapes import EXAMPLES, compute
+
+    state = EXAMPLES["two_heads"]
+    result, row, tokens = compute(state), state["row"], state["tokens"]
+    for pattern, pick in ((HEAD_MOST, np.max), (HEAD_LEAST, np.min)):
+        for m in pattern.finditer(shown):
+            head, token = int(m.group(1)), m.group(2)
+            if head >= result.h or token not in tokens:
+                report.fail(None, where + f"“{m.group()}”: the example has heads 0..{result.h - 1} and tokens {tokens}")
+                continue
+            shares = result.heads[head].A[row]
+            mine = [shares[j] for j, t in enumerate(tokens) if t == token]
+            if not np.isclose(max(mine), pick(shares)):
+                report.fail(None, where + f"head {head}'s shares are {np.round(shares, 3).tolist()} over {tokens}: "
+                                          f"“{token}” is not the one it reads {'most' if pick is np.max else 'least'}")
+
+
+def check_refusal(shown: str, where: str, report: Report) -> None:
+    """“attention_lab 遇到这样的一行直接报错”: the core's softmax refuses a row that may read nothing."""
+    if "attention_lab 遇到这样的一行直接报错" not in shown:
+        return
+    from attention_lab.core import AttentionInputError
+
+    try:
+        softmax(np.array([[0.0, 0.0], [-np.inf, -np.inf]]))
+    except AttentionInputError as exc:
+        if exc.kind == "all_masked":
+            return
+    report.fail(None, where + "attention_lab's softmax does not refuse a fully masked row")
+
+
+@lru_cache(maxsize=1)
+def _slope_reference() -> tuple:
+    """({t: (slope, share)} of 爱's row times each factor t, (largest slope, its share)), by finite
+    differences of attention_lab's softmax (computed once: it does not depend on the page)."""
+    from attention_lab.chapter import SATURATION_FACTORS
+
+    row = attention(**baseline()).S[ROW]
+    reference = {t: (_slope_fd(t * row), float(softmax(t * row)[0])) for t in SATURATION_FACTORS}
+    grid = [(_slope_fd(np.array([s, 0.0])), float(softmax(np.array([s, 0.0]))[0])) for s in np.linspace(-4, 4, 801)]
+    return reference, max(grid)
+
+
+def check_glued_course_numbers(shown: str, values: dict, report: Report) -> None:
+    """The numbers the chapter's own cells glue for the course points, recomputed another way.
+
+    The score table's size (``np.empty((n, n), float32).nbytes``), its growth when n doubles, the
+    softmax's slope for each factor t (finite differences of attention_lab's softmax, not A(1 − A)) and
+    where the slope peaks; each glued name must exist (the cells define them).
+    """
+    from attention_lab.chapter import SATURATION_FACTORS
+
+    def number(name):  # the glued value at its most precise shown format (attention_lab.notebook.FORMATS)
+        for key in (name + "_10d", name):
+            if key in values:
+                return float(values[key])
+        return None
+
+    n, itemsize, mib = number("cost_n"), number("cost_itemsize"), number("cost_mib")
+    if None in (n, itemsize, mib):
+        report.fail(None, f"{shown}: the cost cell no longer glues cost_n, cost_itemsize and cost_mib")
+    else:
+        n = int(n)
+        table = np.empty((n, n), dtype=np.float32)
+        if itemsize != table.itemsize or not np.isclose(mib, table.nbytes / 2**20):
+            report.fail(None, f"{shown}: a float32 table of {n}×{n} is {table.nbytes / 2**20:g} MiB "
+                              f"({table.itemsize} bytes a cell), not {mib:g} MiB ({itemsize:g})")
+        ratio = np.empty((2 * n, 2 * n), dtype=np.float32).nbytes / table.nbytes
+        if number("cost_ratio") != ratio:
+            report.fail(None, f"{shown}: doubling n makes the table {ratio:g} times as large, not {number('cost_ratio')}")
+        heads, gib = number("cost_heads"), number("cost_heads_gib")
+        if heads is None or gib is None or not np.isclose(gib, heads * table.nbytes / 2**30):
+            report.fail(None, f"{shown}: {heads} heads' tables are {(heads or 0) * table.nbytes / 2**30:g} GiB, not {gib}")
+    reference, best = _slope_reference()
+    slopes = []
+    for t, (fd, want_share) in reference.items():
+        slope, share = number(f"slope_t{t}"), number(f"share_t{t}")
+        if slope is None or share is None:
+            report.fail(None, f"{shown}: the saturation cell glues no slope_t{t} / share_t{t} (t = {SATURATION_FACTORS})")
+            continue
+        if abs(slope - fd) > 1e-6 or abs(share - want_share) > 1e-9:
+            report.fail(None, f"{shown}: for t = {t} the share is {want_share:.10f} and its slope "
+                              f"{fd:.10f} (finite differences); the cell glues {share:.10f} and {slope:.10f}")
+        slopes.append(fd)
+    if any(b >= a for a, b in zip(slopes, slopes[1:])):
+        report.fail(None, f"{shown}: the slopes {np.round(slopes, 4).tolist()} do not shrink as t grows")
+    peak, peak_share = number("slope_peak"), number("slope_peak_share")
+    if peak is None or peak_share is None or abs(peak - best[0]) > 1e-6 or abs(peak_share - best[1]) > 0.01:
+        report.fail(None, f"{shown}: the slope peaks at {best[0]:.6f}, where the share is {best[1]:.3f}; "
+                          f"the cell glues {peak} at {peak_share}")
 
 
 def check_numbering(page: Page, questions: dict, report: Report) -> None:
@@ -1366,7 +1578,77 @@ def build_claims() -> list[Claim]:
     claims += name_claims(sc["dk8"], t["X"], where=("Q12",))
     claims += shape_claims()
     claims += exercise_claims()
+    claims += course_claims()
     return claims
+
+
+def _slope_fd(scores: np.ndarray, j: int = 0, eps: float = 1e-6) -> float:
+    """∂A_j/∂S_j of the core's softmax on one row, by a central difference (independent of A(1 − A))."""
+    up, down = scores.copy(), scores.copy()
+    up[j] += eps
+    down[j] -= eps
+    return float((softmax(up)[j] - softmax(down)[j]) / (2 * eps))
+
+
+def _readable(M: np.ndarray) -> np.ndarray:
+    return np.isfinite(M)
+
+
+def course_claims() -> list[Claim]:
+    """The chapter's strong-course points (issue 28, item 3): the softmax's slope, the factors of the
+    saturation table, dropout, a fully masked row's 0/0 and padding with the causal mask, each held
+    to what attention_lab computes."""
+    from attention_lab.chapter import SATURATION_FACTORS, kv_cache_example
+    from attention_lab.core import causal_mask, padding_mask
+
+    c = Claim
+    row = attention(**baseline()).S[ROW]
+    # The constant in A(c − A): the finite-difference slope at several shares gives c = slope/A + A.
+    consts = {round(_slope_fd(t * row) / softmax(t * row)[0] + softmax(t * row)[0], 6) for t in (0.5, 1, 3)}
+    tails = [_slope_fd(np.array([s, 0.0])) for s in (-30.0, 30.0)]  # shares near 0 and near 1
+    ends = [float(round(softmax(np.array([s, 0.0]))[0])) for s in (-30.0, 30.0)]
+    flat = [0.0] if max(abs(v) for v in tails) < 1e-9 else [None]
+
+    def dropout(A, p, seed=0):  # inverted dropout, as torch.dropout: drop with probability p, scale the rest
+        keep = np.random.default_rng(seed).random(A.shape) >= p
+        return np.where(keep, A / (1 - p), 0.0)
+
+    shares = attention(**baseline()).A
+    identity_p = [p for p in (0.0, 0.1, 0.5) if all(np.array_equal(dropout(shares, p, s), shares) for s in range(5))]
+    exps = np.exp(np.array([-np.inf, -np.inf]))
+    with np.errstate(invalid="ignore"):
+        nan = bool(np.isnan(exps / exps.sum()).all())
+    # Padding at the end with the causal mask: the columns every row can still read, over sizes.
+    common = set.intersection(*[set(np.flatnonzero(_readable(causal_mask(n) + padding_mask(n, n, p)).all(axis=0)))
+                                for n in range(2, 7) for p in range(1, n)])
+    # Padding at the front with the causal mask: row 0 has nothing to read (its exps sum to 0).
+    n, p = 3, 1
+    front = np.zeros((n, n))
+    front[:, :p] = -np.inf
+    front = front + causal_mask(n)
+    row0 = np.exp(front[0])
+    front_blocked = [float(row0.max()), float(row0.sum())] if not _readable(front[0]).any() else [None, None]
+    kv = kv_cache_example()
+    here = ("f11-attention.md",)
+    return [
+        c("the softmax's slope in its own score is A(1 − A) (finite differences of the core's softmax)",
+          r"A_\{ij\}\\?,?\s*\((\d+) [-−] A_\{ij\}\)", [consts.pop()] if len(consts) == 1 else [None], where=here),
+        c("the slope goes to 0 as a share nears 0 or 1", r"份额越接近 (\d+) 或 (\d+)，斜率越接近 (\d+)",
+          ends + flat, where=here),
+        c("near 0 and 1 the adjustment is small", r"份额越接近 (\d+) 和 (\d+)，W_q", ends, where=here),
+        c("the saturation table's factors", r"同乘 t = (\d+)、(\d+)、(\d+)、(\d+)", list(SATURATION_FACTORS), where=here),
+        c("the saturation table's first and last factor", r"t 从 (\d+) 到 (\d+)",
+          [min(SATURATION_FACTORS), max(SATURATION_FACTORS)], where=here),
+        c("dropout leaves the shares as they are only for this p", r"dropout_p=(\d+(?:\.\d+)?)",
+          identity_p if len(identity_p) == 1 else [None], where=here),
+        c("a fully masked row: exp(−∞) = 0 above and below, 0/0 is NaN", r"分子和分母都是 (\d+)，得到 (\d+)/(\d+)",
+          [float(exps.max()), float(exps.max()), float(exps.sum())] if nan else [None] * 3, where=here),
+        c("padding at the front with the causal mask: the first row is 0/0", r"成了上面的 (\d+)/(\d+)", front_blocked,
+          where=here),
+        c("padding at the end with the causal mask: every row can still read this position",
+          r"每一行至少还能读第 (\d+) 个位置", [float(min(common))] if len(common) == 1 else [None], where=here),
+        c("a KV cache: the new token computes one row", r"只算自己那一行（n\s*=\s*(\d+)）", [kv.Q.shape[0]], where=here),
+    ]
 
 
 def shape_claims() -> list[Claim]:
@@ -1445,7 +1727,8 @@ def exercise_claims() -> list[Claim]:
           lambda m: given(m, lambda k: np.zeros((b, n, h * d)).reshape(b, n, k).shape == (b, n, h * d)),
           where="exercises.md"),
         c("scale= is the factor on QKᵀ: k / √d_k gives the core's answer only for k = 1",
-          r"scale=(\d+) / math\.sqrt\(d_k\)", lambda m: given(m, scaled_by_factor_is_core), where="exercises.md"),
+          r"scale=(\d+) / math\.sqrt\(d_k\)", lambda m: given(m, scaled_by_factor_is_core),
+          where=("exercises.md", "f11-attention.md")),
         c("M's allowed cells hold 0 (a boolean mask M == 0: True = may read)", r"M == (\d+)",
           lambda m: given(m, lambda k: bool(np.all(np.isfinite(case.M) == (case.M == k)))), where="exercises.md"),
     ]

@@ -290,3 +290,110 @@ def test_the_ready_head_examples_equal_pytorch(name):
     v = t64(X @ np.array(t["Wv"])).reshape(n, h, d_v).transpose(0, 1)
     o = F.scaled_dot_product_attention(q, k, v, is_causal=bool(state["causal"])).transpose(0, 1).reshape(n, h * d_v)
     np.testing.assert_allclose(o.numpy() @ np.array(t["Wo"]), ours.Y, atol=1e-12)
+
+
+# ------------------------------------------- the chapter's strong-course points (issue 28, item 3)
+
+def test_sdpa_attends_over_the_last_two_axes_of_batched_heads():
+    """(N, h, L, E), (N, h, S, E), (N, h, S, Ev) -> (N, h, L, Ev); each (sentence, head) is the core's."""
+    rng = np.random.default_rng(28)
+    N, h, L, S, E, Ev = 2, 3, 4, 5, 6, 7
+    q, k, v = rng.normal(size=(N, h, L, E)), rng.normal(size=(N, h, S, E)), rng.normal(size=(N, h, S, Ev))
+    out = F.scaled_dot_product_attention(t64(q), t64(k), t64(v)).numpy()
+    assert out.shape == (N, h, L, Ev)
+    for b in range(N):
+        for t in range(h):
+            np.testing.assert_allclose(out[b, t], scaled_dot_product_attention(q[b, t], k[b, t], v[b, t]).O, atol=1e-12)
+
+
+def test_sdpa_scale_is_the_factor_the_d_k_slider_sets():
+    r = attention(**baseline(), d_k=8)  # the lab's d_k = 8: only the number under the root changes
+    default = F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=t64(r.M)).numpy()
+    scaled = F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=t64(r.M),
+                                            scale=1 / np.sqrt(8)).numpy()
+    np.testing.assert_allclose(scaled, r.O, atol=1e-12)
+    np.testing.assert_allclose(default, attention(**baseline()).O, atol=1e-12)  # 1/√E, E = Q's width
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_multihead_attention_returns_output_and_shares_averaged_over_heads_by_default(batch_first):
+    N, L, S, E, h = 2, 4, 5, 6, 3
+    mha = torch.nn.MultiheadAttention(E, h, batch_first=batch_first, dtype=torch.float64).eval()
+    x, src = torch.randn(N, L, E, dtype=torch.float64), torch.randn(N, S, E, dtype=torch.float64)
+    if not batch_first:
+        x, src = x.transpose(0, 1), src.transpose(0, 1)
+    with torch.no_grad():
+        result = mha(x, src, src)
+        per_head = mha(x, src, src, average_attn_weights=False)[1]
+        quiet = mha(x, src, src, need_weights=False)
+    assert isinstance(result, tuple) and len(result) == 2
+    out, weights = result
+    assert out.shape == ((N, L, E) if batch_first else (L, N, E))
+    assert weights.shape == (N, L, S) and per_head.shape == (N, h, L, S)
+    torch.testing.assert_close(weights, per_head.mean(dim=1))
+    assert quiet[1] is None
+
+
+def test_sdpa_drops_shares_whenever_dropout_p_is_set_but_multihead_attention_only_in_training():
+    r = attention(**baseline())
+    q, k, v = (t64(a).expand(64, 2, 2) for a in (r.Q, r.K, r.V))
+    torch.manual_seed(0)
+    dropped = F.scaled_dot_product_attention(q, k, v, attn_mask=t64(r.M), dropout_p=0.5)  # no train/eval here
+    assert not torch.allclose(dropped, t64(r.O).expand(64, 2, 2))
+    off = F.scaled_dot_product_attention(q, k, v, attn_mask=t64(r.M), dropout_p=0)
+    np.testing.assert_allclose(off[0].numpy(), r.O, atol=1e-12)
+    mha = torch.nn.MultiheadAttention(2, 1, dropout=0.5, batch_first=True, dtype=torch.float64)
+    x = t64(baseline()["X"])[None].expand(64, 2, 2)
+    torch.manual_seed(0)
+    assert not torch.equal(mha(x, x, x)[0], mha(x, x, x)[0])  # training mode: shares dropped at random
+    mha.eval()
+    with torch.no_grad():
+        assert torch.equal(mha(x, x, x)[0], mha(x, x, x)[0])  # eval: no dropout
+
+
+def test_a_fully_masked_row_is_nan_in_softmax_zero_in_sdpa_and_refused_by_the_core():
+    """The masking box and the 进阶 box (checked on PyTorch 2.13, CPU)."""
+    from attention_lab.core import AttentionInputError, softmax
+
+    row = torch.tensor([[-np.inf, -np.inf]], dtype=torch.float64)
+    assert torch.isnan(torch.softmax(row, dim=-1)).all()
+    with pytest.raises(AttentionInputError) as refused:
+        softmax(row.numpy())
+    assert refused.value.kind == "all_masked"
+    r = attention(**baseline())
+    blocked = torch.tensor([[False, False], [True, True]])  # SDPA: True = may attend; row 0 reads nothing
+    out = F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=blocked).numpy()
+    np.testing.assert_array_equal(out[0], np.zeros(2))
+    np.testing.assert_allclose(out[1], r.O[1], atol=1e-12)
+
+
+def test_is_causal_and_attn_mask_cannot_be_given_together():
+    r = attention(**baseline())
+    with pytest.raises(RuntimeError, match="attn_mask"):
+        F.scaled_dot_product_attention(t64(r.Q), t64(r.K), t64(r.V), attn_mask=t64(r.M), is_causal=True)
+
+
+def test_padding_with_the_causal_mask_as_the_chapter_computes_it():
+    """Padding at the end: the filler's own row still has an output (the core's, with torch's
+    key_padding_mask); at the front with the causal mask, row 0 reads nothing: NaN in nn.MultiheadAttention."""
+    from attention_lab.core import general_attention
+    from attention_lab.chapter import mha_recipe
+
+    t = baseline()
+    Xp = np.vstack([t["X"], np.zeros((1, 2))])
+    ours = general_attention(Xp, t["Wq"], t["Wk"], t["Wv"], causal=True, pad=1)
+    recipe = mha_recipe(t["Wq"], t["Wk"], t["Wv"])
+    mha = torch.nn.MultiheadAttention(2, 1, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(t64(recipe["in_proj_weight"]))
+        mha.out_proj.weight.copy_(t64(recipe["out_proj_weight"]))
+        causal = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)
+        end = mha(t64(Xp)[None], t64(Xp)[None], t64(Xp)[None], attn_mask=causal,
+                  key_padding_mask=torch.tensor([[False, False, True]]))
+        Xl = np.vstack([np.zeros((1, 2)), t["X"]])
+        front = mha(t64(Xl)[None], t64(Xl)[None], t64(Xl)[None], attn_mask=causal,
+                    key_padding_mask=torch.tensor([[True, False, False]]))
+    np.testing.assert_allclose(end[0][0].numpy(), ours.O, atol=1e-12)
+    np.testing.assert_allclose(end[1][0].numpy(), ours.A, atol=1e-12)
+    assert np.isfinite(end[0][0, 2].numpy()).all()
+    assert torch.isnan(front[0][0, 0]).all() and not torch.isnan(front[0][0, 1:]).any()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -481,3 +482,61 @@ def test_the_harness_fails_a_checker_that_ignores_meaning(monkeypatch, kind):
     rates = catch_rates(VERIFY.verify_pages, pages, bib, kinds=(kind,))
     with pytest.raises(AssertionError, match=kind):
         assert_catches(rates, named=(kind,))
+
+
+# ------------------------------------------------------- the strong-course points (issue 28, item 3)
+
+def _edited_book(page_name: str, old: str, new: str):
+    pages, bib = book_pages()
+    k = next(i for i, p in enumerate(pages) if p.name == page_name)
+    assert pages[k].text.count(old) == 1, f"{old!r} is no longer in {page_name}; update this test to the text"
+    edited = VERIFY.Page(pages[k].name, pages[k].shown, pages[k].text.replace(old, new))
+    return pages[:k] + [edited] + pages[k + 1:], bib
+
+
+@pytest.mark.parametrize(("page", "old", "new", "named"), [
+    # SDPA's batched shapes, run as numpy arrays of the written shapes.
+    ("f11-attention.md", "输出是 `(N, h, L, Ev)`", "输出是 `(N, h, L, E)`", "the output of query"),
+    ("f11-attention.md", "key 是 `(N, h, S, E)`", "key 是 `(N, h, L, E)`", "cannot be attended"),
+    ("notation.md", "输出是 `(N, h, L, Ev)`", "输出是 `(N, h, S, Ev)`", "the output of query"),
+    ("f11-attention.md", "分数表和份额表是 `(N, h, L, S)`", "分数表和份额表是 `(N, h, S, L)`", "score and share tables"),
+    ("f11-attention.md", "按头取平均，形状 `(N, L, S)`", "按头取平均，形状 `(N, h, L, S)`", "averaged weights"),
+    # The two heads: which token each reads most and least (attention_lab.shapes computes them).
+    ("f11-attention.md", "头 0 把 {eval}`heads_t0_j1_3d` 的份额给了前面的“狗”",
+     "头 1 把 {eval}`heads_t0_j1_3d` 的份额给了前面的“狗”", "is not the one it reads most"),
+    ("f11-attention.md", "头 1 几乎不读“狗”", "头 1 几乎不读“猫”", "is not the one it reads least"),
+    # The cost's powers of n, against the table's size and the products' multiplications.
+    ("f11-attention.md", "计算时间按 $O(n^2 d)$ 增长", "计算时间按 $O(n^3 d)$ 增长", "multiplications grow"),
+    ("f11-attention.md", "要 $O(n^2)$ 的内存", "要 $O(n)$ 的内存", "table grows"),
+    ("f11-attention.md", "只按 $O(m d)$ 增长", "只按 $O(m^2 d)$ 增长", "one new row"),
+    # The glued cost, recomputed from np.empty((n, n), float32).nbytes.
+    ("f11-attention.md", "mib[n] = cells * itemsize / 2**20", "mib[n] = cells * itemsize / 2**10", "MiB"),
+    ("f11-attention.md", "cells = n * n  ", "cells = n * 2  ", "MiB"),
+    # The softmax's slope: the formula's constant and the glued slopes, by finite differences.
+    ("f11-attention.md", "A_{ij}\\,(1 - A_{ij})", "A_{ij}\\,(2 - A_{ij})", "A(1 − A)"),
+    ("f11-attention.md", "slopes[t] = A[0] * (1 - A[0])", "slopes[t] = A[0] * A[0]", "finite differences"),
+    ("f11-attention.md", "同乘 $t$ = 1、2、4、8", "同乘 $t$ = 1、2、4、6", "saturation table's factors"),
+    # scale=, dropout, the fully masked row and padding with the causal mask.
+    ("f11-attention.md", "写作 `scale=1 / math.sqrt(d_k)`", "写作 `scale=2 / math.sqrt(d_k)`", "scale= is the factor"),
+    ("f11-attention.md", "传 `dropout_p=0`", "传 `dropout_p=1`", "dropout leaves the shares"),
+    ("f11-attention.md", "得到 0/0，在浮点数里是 NaN", "得到 0/1，在浮点数里是 NaN", "fully masked row"),
+    ("f11-attention.md", "每一行至少还能读第 0 个位置", "每一行至少还能读第 1 个位置", "padding at the end"),
+])
+def test_a_false_course_point_fails_naming_what_the_computation_says(page, old, new, named):
+    pages, bib = _edited_book(page, old, new)
+    mismatches = VERIFY.verify_pages(pages, bib).mismatches
+    assert any(named in m for m in mismatches), mismatches
+
+
+def test_the_refusal_of_a_fully_masked_row_is_checked_against_the_core(monkeypatch):
+    # A core whose softmax gives NaN for a row with nothing to read (as torch.softmax does) contradicts
+    # the chapter's "attention_lab 遇到这样的一行直接报错".
+    pages, bib = book_pages()
+    with np.errstate(invalid="ignore"):
+        monkeypatch.setattr(VERIFY, "softmax", lambda s, axis=-1: np.exp(s) / np.exp(s).sum(axis=axis, keepdims=True))
+        VERIFY._meaning.cache_clear()
+        try:
+            mismatches = VERIFY.verify_pages(pages, bib).mismatches
+        finally:
+            VERIFY._meaning.cache_clear()
+    assert any("does not refuse a fully masked row" in m for m in mismatches), mismatches

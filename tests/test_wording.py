@@ -112,6 +112,10 @@ def test_ordinal_cells_are_written_with_spaces_in_labels_and_strings():
 #: parentheses of 旋转位置编码, then said what it rotates).
 FIRST_USE = {term: r"^\**[（：]" for term in ("推理", "偏置", "归一化", "残差连接", "均匀分布", "溢出", "饱和")}
 FIRST_USE["RoPE"] = r"旋转一个角度"
+FIRST_USE["梯度"] = r"^\**[（：]"
+#: The book's own names for the two kinds of position, glossed where the W table first uses them.
+FIRST_USE["接收位置"] = r"^\**是"
+FIRST_USE["被读取位置"] = r"^\**是"
 
 
 @pytest.mark.parametrize("term", sorted(FIRST_USE))
@@ -143,3 +147,29 @@ def test_the_labs_refusals_are_chinese_sentences_for_every_kind_the_core_has():
                 for node in ast.walk(top) if isinstance(node, ast.Constant) and isinstance(node.value, str)]
     assert len(messages) > 20
     assert [m for m in messages if re.search(r"[\u4e00-\u9fff]", m)] == []
+
+
+def test_the_standard_names_stand_beside_the_books_own_terms():
+    """份额 / 接收位置 / 被读取位置 are the book's words; where each is defined, the standard name
+    (注意力权重, 查询位置, 键位置) stands beside it, and notation.md's table gives both."""
+    positions = paragraph_with(CHAPTER, "本书把提供查询、接收信息的位置叫")
+    assert "**查询位置**（query position）" in positions and "**键位置**（key position）" in positions
+    shares = paragraph_with(CHAPTER, "softmax 的结果本书叫**份额**")
+    assert "**注意力权重**（attention weight）" in shares
+    notation = PAGES["notation.md"]
+    assert "| 接收位置（查询位置） | query position |" in notation
+    assert "| 被读取位置（键位置） | key position |" in notation
+    assert "份额（注意力权重）" in notation
+
+
+def test_version_specific_pytorch_detail_is_folded_in_the_advanced_box():
+    """A behaviour checked on one PyTorch version (PyTorch 2.13, need_weights=False's silent zeros, the
+    fully masked row's zeros) is told inside the folded 进阶 box, not in the running text."""
+    box = re.search(r":::\{dropdown\} 进阶：PyTorch (\d+\.\d+)[^\n]*\n:class-container: f11-advanced\n(.*?)\n:::\n",
+                    CHAPTER, re.S)
+    assert box, "the chapter has no folded 进阶 box"
+    outside = CHAPTER[:box.start()] + CHAPTER[box.end():]
+    prose = re.sub(r"```.*?```", "", outside, flags=re.S)
+    assert not re.search(r"PyTorch \d+\.\d+", prose), re.search(r".{30}PyTorch \d+\.\d+.{10}", prose)
+    assert "need_weights=False` 时**走另一条计算路径" in box.group(2)
+    assert "零向量" in box.group(2) and "is_causal=True` 不能和 `attn_mask` 同时传" in box.group(2)
