@@ -127,3 +127,64 @@ def test_step_is_at_most_12_tab_presses_from_the_first_control_one_stop_per_tabl
         "fs => fs.map(f => [...f.querySelectorAll('input[data-param-text]')].filter(b => b.tabIndex === 0).length)")
     assert tab_stops == [1, 1, 1, 1, 1], tab_stops
     assert_cells_equal_python(twin.cells(), params, "typed, then moved on with →")
+
+
+# ---------------------------------------------------------------- issue 29's smaller things
+
+CHANGED_TABLES = "r => [...new Set([...r.querySelectorAll('td[data-changed]')].map(td => td.dataset.matrix))].sort()"
+
+
+def test_contrast_one_after_contrast_two_marks_only_v_and_o(new_page, site_url):
+    """对照一 is the baseline with only Wv changed: after 对照二 (no 恢复基准 between) its marks still
+    say what the chapter says: Q, K, S and A stay, V and O change."""
+    twin = open_lab(new_page, site_url, 1024, 768)
+    twin.root.locator("button[data-lab-action='only_wq']").click()
+    assert twin.root.evaluate(CHANGED_TABLES) == ["A", "O", "Q", "S"]
+    twin.root.locator("button[data-lab-action='only_wv']").click()
+    assert twin.root.evaluate(CHANGED_TABLES) == ["O", "V"]
+
+
+def test_a_typed_d_k_between_two_powers_puts_the_thumb_between_their_marks(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 768)
+    box, slider = twin.root.locator("input[data-param-text='d_k']"), twin.control("d_k")
+    marks = twin.root.locator(".al-dk-marks span")
+    centre = lambda e: e["x"] + e["width"] / 2  # noqa: E731
+    box.fill("3")
+    box.press("Enter")
+    thumb = slider.evaluate("""s => { const r = s.getBoundingClientRect(), f = (s.value - s.min) / (s.max - s.min);
+      return r.left + 8 + (r.width - 16) * f; }""")  # Chromium's 16 px thumb
+    assert centre(marks.nth(1).bounding_box()) + 10 < thumb < centre(marks.nth(2).bounding_box()) - 10
+    page = twin.page
+    page.keyboard.press("ArrowUp")  # on to the next power: the thumb on its mark again
+    assert twin.params()["d_k"] == 4 and slider.input_value() == "2"
+    assert_cells_equal_python(twin.cells(), {**default_params(), "d_k": 4.0}, "d_k 3 then ↑")
+
+
+def test_the_clamped_value_typed_again_takes_its_note_away(new_page, site_url):
+    twin = open_lab(new_page, site_url, 1024, 768)
+    box = twin.root.locator("input[data-param-text='d_k']")
+    box.fill("100")
+    box.press("Enter")
+    assert "100 已改为 64" in twin.notes()
+    box.fill("64")  # what the box shows, typed: a valid value
+    box.press("Enter")
+    assert "已改为" not in twin.notes() and twin.params()["d_k"] == 64
+    box.fill("100")
+    box.press("Tab")
+    box.focus()
+    box.fill("8")
+    box.press("Tab")
+    assert "已改为" not in twin.notes() and twin.params()["d_k"] == 8
+
+
+@pytest.mark.parametrize("width, height", [(360, 640), (375, 812)])
+def test_phone_number_boxes_are_16px_and_row_buttons_and_taps_32px(new_page, site_url, width, height):
+    """iOS zooms into a text field under 16 px; a finger needs >= 32 px."""
+    twin = Twin(new_page(width=width, height=height, has_touch=True, is_mobile=True), site_url + "/book/lab.html")
+    assert twin.root.get_attribute("data-layout") == "phone"
+    fields = twin.root.locator("input[data-param-text]").evaluate_all("es => es.map(e => parseFloat(getComputedStyle(e).fontSize))")
+    assert len(fields) == 17 and min(fields) >= 16, fields
+    taps = twin.root.locator("button.al-rowpick, .al-controls button, .al-toolbar button, input[data-param-text]").evaluate_all(
+        "es => es.filter(e => e.getClientRects().length).map(e => [e.textContent || e.dataset.paramText, e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
+    assert len(taps) > 20 and not [t for t in taps if min(t[1], t[2]) < 32], [t for t in taps if min(t[1], t[2]) < 32]
+    assert twin.page.evaluate("() => document.documentElement.scrollWidth") <= width
