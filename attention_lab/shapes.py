@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from urllib.parse import quote
 
 from .core import BASELINE, TOKENS, general_attention, multi_head_attention
 from .worked import _fill, _sum_eq, factor, fmt, subscript, vec, worked_steps
-from .params import RANGES, coerce as _coerce_2x2
+from .params import RANGES, _short, coerce as _coerce_2x2, parse_number
 from .web import START_SCRIPT, noscript, strings
 
 #: The shapes lab's files in load order (the 2x2 lab's app.js is not among them), as _config.yml lists them.
@@ -175,6 +176,43 @@ def coerce(name: str, raw, current=None) -> tuple[float, str | None]:
     proxy = {"Xs": "X", "Wo": "Wq"}.get(table, table) + "[0,0]"
     value, note = _coerce_2x2(proxy, raw, current if current is not None else 0.0)
     return value, note if note is None else name + note[len(proxy):]
+
+
+def _note_int(x: int) -> str:
+    return str(x).replace("-", "\u2212")
+
+
+def coerce_shape(name: str, raw, current: int | None = None, keys: int | None = None) -> tuple[int, str | None]:
+    """A shape value (n, m, d_model, d_k, d_v, h) or pad as typed or set from code: an integer in its
+    limits (pad: 0 to ``keys`` − 1, at least one key left to read).  The number grammar is the cells'
+    (full-width digits, a decimal comma); a non-integer goes to the nearest integer (halves to even,
+    as d_k and attention.js ``coerceShape``), a value outside the limits to the nearer end, each with
+    a note; text that is no number (empty, "-", "e", NaN, 1e999) is refused and ``current`` kept.
+    (value, note or None); shapes.js uses the same rule with the same notes.
+
+    >>> coerce_shape("n", "4"), coerce_shape("n", 2.5), coerce_shape("n", "", current=3)
+    ((4, None), (2, 'n 只能是 1 到 6 的整数，“2.5”已改为 2'), (3, 'n 需要一个整数，“”没有采用，仍为 3'))
+    >>> coerce_shape("pad", 3, keys=2)
+    (1, 'pad 只能是 0 到 1 的整数（m = 2，至少留一个键可读），“3”已改为 1')
+    """
+    ss = strings()["shapes"]
+    if name == "pad":
+        lo, hi = 0, (5 if keys is None else max(0, int(keys) - 1))
+    elif name in LIMITS:
+        lo, hi = LIMITS[name]
+    else:
+        raise ValueError(f"unknown shape {name!r}; expected one of {', '.join(SHAPE_KEYS)} or pad")
+    keep = int(default_state()[name] if current is None else current)
+    value = parse_number(raw)
+    if math.isinf(value) and isinstance(raw, int) and not isinstance(raw, bool):
+        value = float(hi if raw > 0 else lo)  # an integer too big for a float: clamped, as 99 is
+    if not math.isfinite(value):
+        return keep, _fill(ss["shape_refused"], name=name, raw=_short(raw), value=_note_int(keep))
+    whole = min(hi, max(lo, int(round(value))))  # halves to even, as attention.js roundHalfEven
+    if whole == value:
+        return whole, None
+    note = ss["link_pad"] if name == "pad" else ss["link_shape"]
+    return whole, _fill(note, name=name, min=lo, max=hi, m=hi + 1, raw=_short(raw), value=whole)
 
 
 def coerce_token(raw, default: str) -> tuple[str, str | None]:
@@ -353,6 +391,16 @@ class ShapesLabHTML:
 def resized(state: dict, **change) -> dict:
     """``state`` with shapes/mode/pad changed as the controls change them: cells that remain keep
     their values, new cells and tokens take the defaults (as shapes.js ``fit``)."""
+    for key, value in change.items():
+        if key in SHAPE_KEYS or key == "pad":
+            if isinstance(value, bool) or not isinstance(value, int) or not LIMITS.get(key, (0, 5))[0] <= value <= LIMITS.get(key, (0, 5))[1]:
+                lo, hi = LIMITS.get(key, (0, 5))
+                raise ValueError(f"{key} 只能是 {lo} 到 {hi} 的整数，得到 {value!r}")
+        elif key == "mode":
+            if value not in ("self", "cross"):
+                raise ValueError(f"mode 只能是 'self' 或 'cross'，得到 {value!r}")
+        elif key not in ("causal", "row"):
+            raise ValueError(f"resized 不认识 {key!r}：可以改 {', '.join(SHAPE_KEYS)}、mode、causal、pad、row")
     out = {**state, **change, "tables": {}}
     m_keys = out["m"] if out["mode"] == "cross" else out["n"]
     for t in TABLES:

@@ -52,9 +52,11 @@ import traitlets
 from ipywidgets import widget_serialization
 
 from .lab import _round, dom_class
+from .params import _short, coerce as coerce_2x2
 from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, MAX_TABLE, SHAPE_KEYS,
-                     SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_token, compute, default_state,
+                     SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_shape, coerce_token, compute, default_state,
                      default_value, link as site_link, shapes_config, shapes_html, table_shape, worked)
+from .web import strings
 from .widget import _static
 from .strings import error_text
 
@@ -144,17 +146,65 @@ def _full(tokens, defaults) -> list[str]:
     return tokens + list(defaults[len(tokens):6])
 
 
-def _coerce_shape(name: str, raw, current):
-    """A shape or pad value set from code: an integer in its limits; (value, note or None)."""
-    lo, hi = LIMITS.get(name, (0, 5))
+def coerce_mode(raw, current: str = "self") -> tuple[str, str | None]:
+    """The kind of attention set from code: "self" or "cross" (or the buttons' Chinese names);
+    anything else is refused with a note and ``current`` kept.
+
+    >>> coerce_mode(" Cross "), coerce_mode("交叉注意力")[0], coerce_mode(5)[0]
+    (('cross', None), 'cross', 'self')
+    """
+    ss = strings()["shapes"]
+    text = str(raw).strip() if isinstance(raw, str) else None
+    for mode in ("self", "cross"):
+        if text is not None and (text.lower() == mode or text in (ss[mode], ss[mode].split("（")[0])):
+            return mode, None
+    return current, ss["mode_refused"].replace("{raw}", _short(raw)).replace("{value}", ss[current].split("（")[0])
+
+
+def _as_row(raw) -> int:
+    """The row explained, from a state: a whole number (the lab keeps it inside the shape), else row 1."""
     try:
-        number = float(raw)
+        value = float(raw)
     except (TypeError, ValueError, OverflowError):
-        return current, f"{name} 需要一个整数，{raw!r} 没有采用"
-    if not math.isfinite(number):
-        return current, f"{name} 需要一个整数，{raw!r} 没有采用"
-    value = int(min(hi, max(lo, round(number))))
-    return value, None if value == number else f"{name} 只能是 {lo} 到 {hi} 的整数，{raw!r} 已改为 {value}"
+        return 1
+    return int(min(5, max(0, value))) if math.isfinite(value) else 1
+
+
+def checked_values(values: dict, tokens, source_tokens) -> tuple[dict, list, list, dict]:
+    """Every value a state gives the Jupyter lab, through the rules the controls apply when they are
+    set (the shapes, then pad within the keys, mode, causal, every cell, the names): returns
+    ``(values, tokens, source_tokens, {name: (value, note)})`` with a note for each value refused or
+    changed, so ``ShapesLab(state)`` takes a state exactly as ``load`` and the site's link do."""
+    out, notes = dict(values), {}
+    base = default_state()
+
+    def noted(name, value, note):
+        out[name] = value
+        if note:
+            notes[name] = (value, note)
+
+    for k in SHAPE_KEYS:
+        noted(k, *coerce_shape(k, values.get(k, base.get(k, 1)), current=base.get(k, 1)))
+    noted("mode", *coerce_mode(values.get("mode", "self")))
+    keys = out["m"] if out["mode"] == "cross" else out["n"]
+    noted("pad", *coerce_shape("pad", values.get("pad", 0), current=0, keys=keys))
+    noted("causal", *coerce_2x2("causal", values.get("causal", True), current=True))
+    for name in CELL_NAMES:
+        t, (i, j) = name.split("[")[0], map(int, name[name.index("[") + 1:-1].split(","))
+        noted(name, *coerce_cell(name, values[name], current=default_value(t, i, j)))
+    names = {}
+    for side, given, defaults in (("tokens", tokens, DEFAULT_TOKENS), ("source_tokens", source_tokens, DEFAULT_SOURCE_TOKENS)):
+        given = list(given or [])[:6]
+        names[side] = []
+        for i, default in enumerate(defaults):
+            if i < len(given):
+                value, note = coerce_token(given[i], default)
+                if note:
+                    notes[f"{side}[{i}]"] = (value, note)
+            else:
+                value = default
+            names[side].append(value)
+    return out, names["tokens"], names["source_tokens"], notes
 
 
 class ShapesLabView(anywidget.AnyWidget):
@@ -198,7 +248,10 @@ class ShapesLab:
         self.update_count = 0
         self.link_base = link_base
         start = self._start(state)
-        values = values_of(start)
+        # The state's values through the controls' own rules (as load() and the site's link take them).
+        values, tokens, source_tokens, self._notes = checked_values(
+            values_of(start), start.get("tokens"), start.get("source_tokens"))
+        start = {**start, "tokens": tokens, "source_tokens": source_tokens}
         lab = self
 
         class _Checked:
@@ -210,8 +263,14 @@ class ShapesLab:
                 if getattr(self, "_f11_name", None) is None:
                     return proposal["value"]
                 name, raw = self._f11_name, proposal["value"]
-                if name in SHAPE_KEYS or name == "pad":
-                    value, note = _coerce_shape(name, raw, self.value)
+                if name == "pad":
+                    value, note = coerce_shape(name, raw, self.value, keys=lab._keys())
+                elif name in SHAPE_KEYS:
+                    value, note = coerce_shape(name, raw, self.value)
+                elif name == "causal":
+                    value, note = coerce_2x2("causal", raw, current=self.value)
+                elif name == "mode":
+                    value, note = coerce_mode(raw, self.value)
                 else:
                     value, note = coerce_cell(name, raw, current=self.value)
                 lab._noted(name, value, note)
@@ -239,16 +298,29 @@ class ShapesLab:
 
         Cell = checked(widgets.BoundedFloatText, AnyValue(0.0))
         Slider = checked(widgets.IntSlider, AnyValue(1))
+        Flag = checked(widgets.Checkbox, AnyValue(True))
+        Mode = checked(widgets.ToggleButtons, AnyValue("self"))
+
+        class Name(widgets.Text):
+            """A token's box: whatever code sets is a name (None is an empty one); the lab's
+            _on_token then checks it (shapes.coerce_token) and says what it did."""
+
+            value = AnyValue("").tag(sync=True)
+
+            @traitlets.validate("value")
+            def _validate_value(self, proposal):
+                raw = proposal["value"]
+                return "" if raw is None else raw if isinstance(raw, str) else str(raw)
 
         self.controls: dict = {}
         auto = widgets.Layout(width="auto")
         shape_row = []
         for k in SHAPE_CONTROLS:
             if k == "mode":
-                c = widgets.ToggleButtons(options=[(ss["self"], "self"), (ss["cross"], "cross")], value=values[k],
-                           style={"button_width": "auto"}, layout=auto)
+                c = Mode(k, options=[(ss["self"], "self"), (ss["cross"], "cross")], value=values[k],
+                         style={"button_width": "auto"}, layout=auto)
             elif k == "causal":
-                c = widgets.Checkbox(value=values[k], description=ss["causal"], indent=False, layout=auto)
+                c = Flag(k, value=values[k], description=ss["causal"], indent=False, layout=auto)
             else:
                 lo, hi = LIMITS.get(k, (0, 5))
                 c = Slider(k, value=values[k], min=lo, max=hi, step=1, description=ss[k].split("（")[0] if k != "pad" else "p",
@@ -267,7 +339,7 @@ class ShapesLab:
             for i in range(rows_):
                 if t in ("X", "Xs"):  # the row's token name, editable (as on the site)
                     side = "tokens" if t == "X" else "source_tokens"
-                    box_ = widgets.Text(value=full_tokens[side][i], continuous_update=False,
+                    box_ = Name(value=full_tokens[side][i], continuous_update=False,
                                         tooltip=ss["token_label"].replace("{i}", str(i)),
                                         layout=widgets.Layout(width="5em"))
                     box_.add_class("f11-token")
@@ -307,7 +379,7 @@ class ShapesLab:
         self.view = ShapesLabView(config=shapes_config(start), controls=dict(self.controls),
                                   tokens=_full(start["tokens"], DEFAULT_TOKENS),
                                   source_tokens=_full(start["source_tokens"], DEFAULT_SOURCE_TOKENS),
-                                  row=int(start["row"]), layout=widgets.Layout(min_width="0"))
+                                  row=_as_row(start.get("row")), layout=widgets.Layout(min_width="0"))
         shapes_box = widgets.HBox(shape_row)
         shapes_box.add_class("f11-shape-row")
         self.link_button = widgets.Button(description=ss["copy_link"], layout=auto)
@@ -389,15 +461,23 @@ class ShapesLab:
                 try:
                     for name, value in values.items():
                         self.controls[name].value = value
-                    self.view.tokens = _full(start["tokens"], DEFAULT_TOKENS)
-                    self.view.source_tokens = _full(start["source_tokens"], DEFAULT_SOURCE_TOKENS)
-                    self.view.row = int(start["row"])
+                    _, tokens, source_tokens, checked = checked_values(
+                        values, start.get("tokens"), start.get("source_tokens"))
+                    self._notes.update({k: v for k, v in checked.items() if k.startswith(("tokens[", "source_tokens["))})
+                    self.view.tokens = _full(tokens, DEFAULT_TOKENS)
+                    self.view.source_tokens = _full(source_tokens, DEFAULT_SOURCE_TOKENS)
+                    self.view.row = _as_row(start.get("row"))
                 finally:
                     for h in reversed(holds):
                         h.__exit__(None, None, None)
         finally:
             self._holding = False
         self._update()
+
+    def _keys(self) -> int:
+        """How many keys the controls give now (m in cross mode, else n): pad leaves one to read."""
+        c = self.controls
+        return int(c["m"].value if c["mode"].value == "cross" else c["n"].value)
 
     # --- updates --------------------------------------------------------------------------
     def _noted(self, name: str, value, note: str | None) -> None:

@@ -115,9 +115,31 @@ def head_vector(c: dict) -> dict:
     return v
 
 
+#: Values typed into the shape boxes (as a reader types them; the number box of a browser hands
+#: "" for text it cannot read as a number), each with the value the box held and, for pad, the keys.
+SHAPE_INPUTS = [
+    ("n", "4", 2, None), ("n", "", 3, None), ("n", "1e999", 2, None), ("n", "-", 2, None), ("n", "e", 2, None),
+    ("n", "0", 2, None), ("n", "10000", 2, None), ("n", "-3", 4, None), ("n", "2.5", 2, None), ("n", "3.5", 2, None),
+    ("m", "６", 2, None), ("d_model", "1,5", 2, None), ("d_k", "4.4", 2, None), ("d_v", "nan", 3, None),
+    ("h", "5", 1, None), ("h", "inf", 1, None), ("h", " 2 ", 1, None), ("pad", "3", 0, 2), ("pad", "1", 0, 2),
+    ("pad", "-1", 1, 4), ("pad", "0.5", 0, 3), ("pad", "", 1, 3), ("pad", "99", 0, 6),
+]
+
+
+def shape_cases() -> list[dict]:
+    from attention_lab.shapes import LIMITS, coerce_shape
+
+    out = []
+    for name, raw, current, keys in SHAPE_INPUTS:
+        value, note = coerce_shape(name, raw, current, keys=keys)
+        limits = [0, keys - 1] if name == "pad" else list(LIMITS[name])
+        out.append({"name": name, "raw": raw, "current": current, "limits": limits, "value": value, "note": note})
+    return out
+
+
 def document() -> dict:
     return {"tokens": list(TOKENS), "source_tokens": list(SOURCE_TOKENS), "vectors": [vector(c) for c in cases()],
-            "heads": [head_vector(c) for c in head_cases()]}
+            "heads": [head_vector(c) for c in head_cases()], "coerce_shape": shape_cases()}
 
 
 if __name__ == "__main__":

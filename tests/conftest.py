@@ -10,13 +10,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -38,21 +41,91 @@ CHROMIUM_ARGS = [
 ]
 
 
+def run_root(tmp_path_factory) -> Path:
+    """A folder shared by the whole run: under pytest-xdist (scripts/test.sh runs two workers) every
+    worker's temporary folder is ``<run>/popen-gwN``, so what is made once for the run goes in ``<run>``."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+#: Builds the book into argv[1] (warnings as errors); writes build.log, then build.status (the exit code).
+_BUILD_SCRIPT = """
+import subprocess, sys
+from pathlib import Path
+out, jb, root = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+try:
+    proc = subprocess.run([jb, "build", root, "--path-output", str(out), "--all",
+                           "--builder", "html", "-W", "-n", "--keep-going"], capture_output=True, text=True, cwd=root)
+    (out / "build.log").write_text(proc.stdout + proc.stderr)
+    code = proc.returncode
+except BaseException as exc:
+    (out / "build.log").write_text(f"the book build could not run: {exc!r}")
+    code = 99
+(out / "build.status.tmp").write_text(str(code))
+(out / "build.status.tmp").rename(out / "build.status")
+"""
+
+
+def _start_site_build(out: Path) -> None:
+    """Start building the book into ``out`` in the background, once per run (the first caller)."""
+    with open(out.with_suffix(".lock"), "w") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        if out.exists():
+            return
+        out.mkdir(parents=True)
+        jb = Path(sys.executable).with_name("jupyter-book")
+        proc = subprocess.Popen([sys.executable, "-c", _BUILD_SCRIPT, str(out), str(jb), str(ROOT)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        (out / "build.pid").write_text(str(proc.pid))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, finished but not yet collected, does not)."""
+    if Path("/proc/self/stat").exists():
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def pytest_collection_finish(session):
+    """When the selected tests need the built site, its build starts now, while the tests that do not
+    need it run (it takes a minute or two)."""
+    if os.environ.get("F11_SITE_DIR") or session.config.option.collectonly:
+        return
+    if any(set(getattr(item, "fixturenames", ())) & _BUILD_FIXTURES for item in session.items):
+        _start_site_build(run_root(session.config._tmp_path_factory) / "site")
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
-    """Path of the built site's html folder (``.../_build/html``)."""
+    """Path of the built site's html folder (``.../_build/html``), built once for the whole run.
+
+    The build started when the tests were collected (``pytest_collection_finish``); every worker
+    waits for that one build and uses the same site, or fails with its log."""
     given = os.environ.get("F11_SITE_DIR")
     if given:
         return Path(given)
-    out = tmp_path_factory.mktemp("site")
-    jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--all",
-           "--builder", "html", "-W", "-n", "--keep-going"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    log = proc.stdout + proc.stderr
-    (out / "build.log").write_text(log)
-    if proc.returncode != 0:
-        pytest.fail(f"book build failed (exit {proc.returncode}):\n{log[-6000:]}")
+    out = run_root(tmp_path_factory) / "site"
+    _start_site_build(out)  # already started, unless this test was not collected as needing it
+    status = out / "build.status"
+    pid = int((out / "build.pid").read_text())
+    while not status.exists():
+        if not _running(pid) and not status.exists():
+            pytest.fail(f"the book build (process {pid}) stopped without a result; its log: {out / 'build.log'}")
+        time.sleep(0.5)
+    code = int(status.read_text())
+    if code != 0:
+        log = (out / "build.log").read_text()
+        causes = [line for line in re.sub(r"\x1b\[[0-9;]*m", "", log).splitlines()
+                  if re.search(r"(WARNING|ERROR|CRITICAL):|Traceback|Error\b", line)]
+        pytest.fail(f"book build failed (exit {code}):\n{log[-4000:]}\n\nthe build's warnings and errors, "
+                    f"first {min(len(causes), 12)} (full log: {out / 'build.log'}):\n" + "\n".join(causes[:12]))
     return out / "_build" / "html"
 
 

@@ -185,7 +185,9 @@ def test_the_teachers_walk_through_by_the_controls(lab):
     assert rec.console_errors == [] and rec.page_errors == []
 
 
-def test_a_shape_change_keeps_the_values_of_the_cells_that_remain(lab):
+def test_a_shape_change_keeps_the_values_of_the_cells_that_remain_and_brings_back_the_hidden_ones(lab):
+    """Cells that stay keep their values; a smaller shape only hides rows and columns: grown again,
+    they come back with the values the reader gave them (new cells take the defaults)."""
     rng = np.random.default_rng(5)
     state = random_state(rng, "cross")
     state.update(n=4, m=5, d_model=3, d_k=3, d_v=3, pad=0)
@@ -194,16 +196,58 @@ def test_a_shape_change_keeps_the_values_of_the_cells_that_remain(lab):
     state["tables"]["Wv"] = [[v * 5 for v in row] for row in state["tables"]["Wv"]]
     page = lab(link(state)).page
     assert_equal_to_core(page, state)
-    for key, value in (("d_model", 2), ("n", 2), ("m", 3), ("d_k", 1), ("d_v", 4), ("d_model", 4)):
+    had = {t: {(i, j): v for i, row in enumerate(rows) for j, v in enumerate(row)} for t, rows in state["tables"].items()}
+    for key, value in (("d_model", 2), ("n", 2), ("m", 3), ("d_k", 1), ("d_v", 4), ("d_model", 4), ("n", 4), ("m", 5)):
         set_number(page, key, value)
-        old = {t: [row[:] for row in state["tables"][t]] for t in state["tables"]}
         state[key] = value
-        for t in old:
+        for t in state["tables"]:
             rows, cols = table_shape(t, state)
-            state["tables"][t] = [[old[t][i][j] if i < len(old[t]) and j < len(old[t][0]) else default_value(t, i, j)
-                                   for j in range(cols)] for i in range(rows)]
+            state["tables"][t] = [[had[t].get((i, j), default_value(t, i, j)) for j in range(cols)] for i in range(rows)]
+            had[t].update({(i, j): v for i, row in enumerate(state["tables"][t]) for j, v in enumerate(row)})
         state["row"] = min(state["row"], state["n"] - 1)
         assert_equal_to_core(page, state)
+
+
+#: (box, typed, value the box then holds, the note or None): shapes.coerce_shape's table, as typed
+#: into the site's boxes (a browser's number box hands "" for "-", "e" or "1e999").
+TYPED_SHAPES = [("n", "", 2), ("n", "0", 2), ("n", "10000", 2), ("n", "-3", 2), ("n", "2.5", 2), ("n", "3", 2),
+                ("h", "7", 1), ("d_v", "1.5", 2), ("pad", "4", 0), ("pad", "1", 0)]
+
+
+@pytest.mark.parametrize("name, typed, before", TYPED_SHAPES)
+def test_a_typed_shape_is_taken_or_moved_or_refused_with_the_note_python_writes(lab, name, typed, before):
+    from attention_lab.shapes import coerce_shape
+
+    page = lab().page
+    want, note = coerce_shape(name, typed, before, keys=2)
+    set_number(page, name, typed)
+    assert page.locator(f'[data-shapes-lab] [data-param="{name}"]').input_value() == str(want)
+    notes = page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
+    if note:
+        assert note in notes, (typed, notes)
+    else:
+        assert "整数" not in notes, notes
+
+
+def test_clearing_n_keeps_every_row_and_says_so(lab):
+    """Issue 26/29: clearing n and leaving the box (Tab) took n = 1 silently and threw rows 2.. of X away."""
+    rng = np.random.default_rng(8)
+    state = random_state(rng, "self")
+    state.update(n=4, d_model=2, d_k=2, d_v=2, pad=0, h=1, causal=True)
+    state["tables"] = {t: (rng.integers(-20, 21, size=table_shape(t, state)) * 0.1).round(4).tolist()
+                       for t in ("X", "Wq", "Wk", "Wv")}
+    state["tokens"] = list("我爱读书")
+    page = lab(link(state)).page
+    assert_equal_to_core(page, state)
+    box = page.locator('[data-shapes-lab] [data-param="n"]')
+    box.fill("")
+    box.press("Tab")
+    assert box.input_value() == "4"
+    assert "n 需要一个整数，“”没有采用，仍为 4" in page.locator("[data-shapes-lab] [data-lab-notes]").inner_text()
+    assert_equal_to_core(page, state)
+    set_number(page, "n", 1)
+    set_number(page, "n", 4)
+    assert_equal_to_core(page, state)  # rows 1..3 of X and their names are back
 
 
 def test_the_apple_examples_mix_different_values_into_the_same_apple_row(lab):

@@ -186,3 +186,67 @@ def test_heads_and_wo_in_jupyter_are_the_sites_state_link_and_worked_text():
     lab.controls["h"].value = 1  # one head: today's lab, no projection, no h or Wo in the link
     assert type(lab.result).__name__ == "AttentionResult" and "h=" not in lab.link and "Wo=" not in lab.link
     assert_same(lab.result, expected(lab))
+
+
+def test_a_typed_shape_gives_the_value_and_note_of_the_sites_table():
+    """Every case of the site's parity table (scripts/make_shape_vectors.py SHAPE_INPUTS, which the
+    Node test holds shapes.js to) set on the Jupyter lab's controls: the same value, the same note."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    from make_shape_vectors import shape_cases
+
+    lab = ShapesLab()
+    for case in shape_cases():
+        name = case["name"]
+        if name == "pad":  # as many keys as the case has, and the pad the box held
+            lab.controls["n"].value = case["limits"][1] + 1
+        lab.controls[name].value = case["current"]
+        lab.controls[name].value = case["raw"]
+        assert lab.controls[name].value == case["value"], case
+        mine = [n for n in lab.notes if n.startswith(name + " ")]
+        assert mine == ([case["note"]] if case["note"] else []), (case, lab.notes)
+
+
+@pytest.mark.parametrize("key, bad, kept", [("mode", "off", "self"), ("mode", 5, "self"), ("mode", None, "self"),
+                                            ("causal", "maybe", True), ("causal", None, True), ("causal", 5, True)])
+def test_mode_and_causal_from_code_are_refused_in_chinese_and_never_raise(key, bad, kept):
+    lab = ShapesLab()
+    lab.controls[key].value = bad
+    assert lab.controls[key].value == kept and lab.result is not None
+    assert len(lab.notes) == 1 and "没有采用" in lab.notes[0], lab.notes
+
+
+def test_mode_and_causal_take_what_they_clearly_mean():
+    lab = ShapesLab()
+    for key, given, value in (("causal", "off", False), ("causal", np.True_, True), ("causal", np.False_, False),
+                              ("causal", 1, True), ("mode", " Cross ", "cross"), ("mode", "自注意力", "self")):
+        lab.controls[key].value = given
+        assert lab.controls[key].value is value or lab.controls[key].value == value, (key, given)
+    assert lab.notes == []
+
+
+def test_a_state_given_to_shapeslab_is_checked_as_load_checks_it():
+    """ShapesLab(state) skipped load()'s checks: a NaN cell gave no result, an English note and a link
+    with X=nan; n = 10000 and pad = 99 were clamped without a word; a token None raised."""
+    state = default_state()
+    state["tables"]["X"][0][0] = float("nan")
+    lab = ShapesLab(state)
+    assert lab.result is not None and "nan" not in lab.link.lower()
+    assert lab.notes == ["X[0,0] 需要一个有限的数，“nan”没有采用，仍为 1"], lab.notes
+    state = {**default_state(), "n": 10000, "pad": 99, "tokens": [None, 3], "row": "x"}
+    lab = ShapesLab(state)
+    assert lab.state["n"] == 6 and lab.state["pad"] == 5 and lab.state["tokens"][:2] == ["我", "3"]
+    assert "n 只能是 1 到 6 的整数，“10000”已改为 6" in lab.notes
+    assert any(n.startswith("pad 只能是 0 到 5 的整数") for n in lab.notes)
+    assert "词元的名字不能是空的，已改回“我”。" in lab.notes
+    for load in (lambda: lab.load(state), lambda: setattr(lab.token_boxes["tokens"][1], "value", None)):
+        load()  # neither raises
+    assert lab.view.tokens[1] == "爱" and lab.result is not None
+
+
+@pytest.mark.parametrize("change", [{"n": 10000}, {"n": 0}, {"n": -3}, {"h": 2.5}, {"mode": "off"}, {"colour": 1}])
+def test_resized_refuses_a_shape_outside_the_limits_in_chinese(change):
+    with pytest.raises(ValueError, match="只能是|不认识"):
+        resized(default_state(), **change)

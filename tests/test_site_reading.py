@@ -344,7 +344,11 @@ def test_every_section_link_of_the_chapter_lands_on_its_heading(site_url, new_pa
     for target in targets:
         page.goto("about:blank")  # a fresh load each time, as a link from elsewhere opens it
         page.goto(f"{site_url}/book/f11-attention.html#{target}", wait_until="load")
-        page.wait_for_timeout(300)
+        # Everything that can still move the text has happened: the lab mounted, the fonts loaded,
+        # and two frames drawn after that.
+        page.wait_for_selector('[data-attention-lab][data-lab-ready="true"]', state="attached")
+        page.evaluate("""() => document.fonts.ready.then(() => new Promise(r =>
+            requestAnimationFrame(() => requestAnimationFrame(r))))""")
         top = page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top", target)
         # The theme scrolls a heading to just under its 4rem header bar.
         assert 0 <= top <= 120, f"#{target} is at {top:.0f} px from the top of the screen"

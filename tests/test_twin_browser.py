@@ -102,10 +102,11 @@ class Twin:
         return self.root.locator(f'input[data-param="{name}"]')
 
     def params(self) -> dict:
-        """The parameters the page shows in its controls (the number boxes hold exact values)."""
-        out = self.controls()
+        """The parameters the page shows in its controls (the number boxes hold exact values), read at once."""
+        out, texts = self.root.evaluate(f"""root => [({READ_CONTROLS})(root), Object.fromEntries(
+            [...root.querySelectorAll("input[data-param-text]")].map(i => [i.dataset.paramText, i.value]))]""")
         for name in PARAM_NAMES[:-1]:
-            out[name] = float(self.root.locator(f'input[data-param-text="{name}"]').input_value())
+            out[name] = float(texts[name])
         return out
 
     def notes(self) -> str:

@@ -136,3 +136,13 @@ test("heads that do not divide the tables' widths, or a Wo of the wrong shape, a
   assert.equal(r.Y, null);
   assert.deepEqual(r.O.map((row) => row.length), [2, 2]);
 });
+
+test("a typed shape or pad is taken, moved or refused exactly as attention_lab.shapes.coerce_shape, with its note", () => {
+  assert.ok(DOC.coerce_shape.length >= 20);
+  for (const c of DOC.coerce_shape) {
+    const got = core.coerceShape(c.name, c.raw, c.limits, c.current, STRINGS.shapes);
+    assert.deepEqual(got, { value: c.value, note: c.note }, `${c.name} typed ${JSON.stringify(c.raw)}`);
+  }
+  // The rule, read in Chinese: every moved or refused value says so; a value taken as typed says nothing.
+  for (const c of DOC.coerce_shape) assert.equal(c.note === null, core.parseNumber(c.raw) === c.value, JSON.stringify(c));
+});

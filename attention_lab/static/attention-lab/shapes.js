@@ -52,24 +52,28 @@
 
   /** The state brought to its shape: cells that remain keep their values, new ones take the
    *  defaults; tokens likewise; pad and row inside their new ranges. */
-  function fit(s, config) {
+  function fit(s, config, kept) {
     var out = clone(s);
+    kept = kept || { tables: {} };
     TABLES.forEach(function (t) {
-      var d = dims(t, out), old = s.tables[t] || [];
+      var d = dims(t, out), old = s.tables[t] || [], was = kept.tables[t] || [];
       out.tables[t] = [];
       for (var i = 0; i < d[0]; i++) {
         var row = [];
-        for (var j = 0; j < d[1]; j++) row.push(old[i] && old[i][j] !== undefined ? old[i][j] : config.defaults[t][i][j]);
+        for (var j = 0; j < d[1]; j++) {
+          row.push(old[i] && old[i][j] !== undefined ? old[i][j]
+            : was[i] && was[i][j] !== undefined ? was[i][j] : config.defaults[t][i][j]);
+        }
         out.tables[t].push(row);
       }
     });
-    function names(list, k, defaults) {
+    function names(list, k, before, defaults) {
       list = (list || []).slice(0, k);
-      while (list.length < k) list.push(defaults[list.length]);
+      while (list.length < k) list.push((before || [])[list.length] || defaults[list.length]);
       return list;
     }
-    out.tokens = names(s.tokens, out.n, config.default_tokens);
-    out.source_tokens = names(s.source_tokens, out.m, config.default_source_tokens);
+    out.tokens = names(s.tokens, out.n, kept.tokens, config.default_tokens);
+    out.source_tokens = names(s.source_tokens, out.m, kept.source_tokens, config.default_source_tokens);
     out.pad = Math.min(out.pad, keysOf(out) - 1);
     out.row = Math.min(out.row, out.n - 1);
     return out;
@@ -389,10 +393,10 @@
       var input = el("input", { type: "number", id: id, "data-param": k, min: String(lim[0]), max: String(lim[1]),
         step: "1", inputmode: "numeric" });
       input.addEventListener("change", function () {
-        var v = Math.round(Number(input.value));
-        var hi = k === "pad" ? keysOf(self.state) - 1 : lim[1];
-        if (!isFinite(v)) v = self.state[k];
-        self.set(k, Math.min(hi, Math.max(lim[0], v)));
+        // shapes.py coerce_shape's rule and notes: an integer in the limits, else refused or moved, said.
+        var limits = k === "pad" ? [0, keysOf(self.state) - 1] : lim;
+        var c = core.coerceShape(k, input.value, limits, self.state[k], ss);
+        self.set(k, c.value, c.note);
       });
       wrap.appendChild(el("label", { "for": id }, ss[k]));
       wrap.appendChild(input);
@@ -611,21 +615,38 @@
   };
 
   /** A shape, mode, causal or pad change: the state refitted (cells that remain keep their values). */
-  ShapesLab.prototype.set = function (key, value) {
-    this.notes = [];
+  ShapesLab.prototype.set = function (key, value, note) {
+    this.notes = note ? [note] : [];
     this.state[key] = value;
-    this.state = fit(this.state, this.config);
+    this.state = fit(this.state, this.config, this.kept);
     this.update();
   };
 
   ShapesLab.prototype.replace = function (state) {
+    this.kept = null;  // another state altogether: nothing of the old one comes back
     this.state = fit(state, this.config);
     this.update();
+  };
+
+  /** Every cell and name the reader has had, by position: a smaller shape hides rows and columns,
+   *  the shape grown again brings them back (as the Jupyter lab, whose controls keep every cell). */
+  ShapesLab.prototype.keep = function () {
+    var s = this.state, kept = this.kept || (this.kept = { tables: {}, tokens: [], source_tokens: [] });
+    TABLES.forEach(function (t) {
+      var to = kept.tables[t] || (kept.tables[t] = []);
+      s.tables[t].forEach(function (row, i) {
+        var r = to[i] || (to[i] = []);
+        row.forEach(function (v, j) { r[j] = v; });
+      });
+    });
+    s.tokens.forEach(function (name, i) { kept.tokens[i] = name; });
+    s.source_tokens.forEach(function (name, i) { kept.source_tokens[i] = name; });
   };
 
   /** Recompute from the state, redraw the controls that differ and the view; write the address. */
   ShapesLab.prototype.update = function () {
     var s = this.state, ss = this.config.strings.shapes, self = this;
+    this.keep();
     SHAPES.concat(["pad"]).forEach(function (k) {
       var c = self.inputs[k];
       if (c.input.value !== String(s[k])) c.input.value = String(s[k]);
