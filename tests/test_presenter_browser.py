@@ -188,3 +188,31 @@ def test_phone_number_boxes_are_16px_and_row_buttons_and_taps_32px(new_page, sit
         "es => es.filter(e => e.getClientRects().length).map(e => [e.textContent || e.dataset.paramText, e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
     assert len(taps) > 20 and not [t for t in taps if min(t[1], t[2]) < 32], [t for t in taps if min(t[1], t[2]) < 32]
     assert twin.page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
+def test_printed_marks_show_every_difference_from_the_baseline_and_the_screen_keeps_the_last_change(new_page, site_url):
+    """Issue 29: the print line lists every difference from the baseline; the ▲/▼ marks on paper
+    now mark every cell that differs from it too (on screen they stay the last change's)."""
+    import io
+    import re
+    from collections import Counter
+
+    from pypdf import PdfReader
+    from test_twin_browser import changed_cells, expected_changes, query
+
+    start = {**default_params(), "Wv[0,0]": 10.0, "d_k": 8.0}
+    twin = open_lab(new_page, site_url, 1280, 900, q=query(start))
+    twin.root.locator("input[data-param-text='X[1,0]']").focus()
+    twin.page.keyboard.press("ArrowUp")  # the last change: X[1,0] one step up
+    final = {**start, "X[1,0]": round(start["X[1,0]"] + RANGES["X"].step, 10)}
+    last = changed_cells(twin)
+    assert last == expected_changes(start, final)
+    pages = PdfReader(io.BytesIO(twin.page.pdf(format="A4", print_background=True))).pages
+    text = "".join(p.extract_text() for p in pages)
+    flat = re.sub(r"\s+", "", text)
+    on_paper = re.findall(r"[▲▼]", flat)
+    every = [v for v in expected_changes(default_params(), final).values() if v[:1] in "▲▼"]
+    assert len(every) > len([v for v in last.values() if v[:1] in "▲▼"])  # more than the last change
+    assert len(on_paper) >= len(every) and all(flat.count(m) >= n for m, n in Counter(every).items()), (flat, every)
+    twin.page.wait_for_timeout(100)
+    assert changed_cells(twin) == last  # the screen after printing: the last change's marks again

@@ -548,6 +548,11 @@
     var lab = new Lab(root, config);
     root.__attentionLab = lab;
     lab.stopKeys = presenterKeys(lab);
+    // On paper the ▲/▼ marks show every difference from the baseline, as the print line lists them.
+    var paper = function () { lab.view.markFrom(lab.result ? core.attentionFromParams(config.baseline) : null); };
+    var screen = function () { lab.view.markFrom(null); };
+    window.addEventListener("beforeprint", paper);
+    window.addEventListener("afterprint", screen);
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
     // lab_config's notes on start values, then the link's; one note per value (none at a range end).
