@@ -150,9 +150,6 @@
       btn.addEventListener("click", function () {
         var target = pair[1] ? config.contrasts[pair[1]] : config.baseline;
         self.typedNotes = [];
-        // A contrast is the baseline with one table changed: its change marks count from the baseline
-        // (对照一 after 对照二 marks only V and O, as the chapter says), so the baseline is drawn first.
-        if (pair[1] && !sameParams(self.state.params, config.baseline)) self.setAll(copyParams(config.baseline), self.state.row);
         // 恢复基准 is the page as it opened (row too), so the address loses its query.
         self.setAll(copyParams(target), pair[1] ? self.state.row : (config.row === 0 ? 0 : 1));
       });
@@ -205,6 +202,7 @@
     document.addEventListener("pointerup", flush, true);
     document.addEventListener("visibilitychange", flush);
     window.addEventListener("pagehide", flush);
+    window.addEventListener("beforeprint", function () { self.showPrintLine(); });
     // When the page (or anything in it) last scrolled: a tap then stops a fling (FLING_MS).
     var scrolledAt = -Infinity;
     document.addEventListener("scroll", function (e) { scrolledAt = e.timeStamp; }, { capture: true, passive: true });
@@ -227,7 +225,7 @@
         inputmode: "decimal", autocomplete: "off", spellcheck: "false",
         "aria-valuemin": String(range.min), "aria-valuemax": String(range.max),
         "aria-label": dk ? (tw.d_k_value || name) : fill(tw.exact_value || "{name}", { name: spoken }) });
-      function sliderValue() { return dk ? DK_POWERS[Math.round(Number(slider.value))] : Number(slider.value); }
+      function sliderValue() { return dk ? DK_POWERS[Number(slider.value)] : Number(slider.value); }
       /** The slider's value into the state, as it moves; `held`: a touch's held value, so the thumb is
        *  put there too ("moving": the finger turned out to drag; "tap": a gesture over, settled now). */
       function slide(v, held) {
@@ -274,7 +272,7 @@
         slide(sliderValue());
       });
       // Let go, or a key press: the address is written and the view shows what the gesture changed.
-      slider.addEventListener("change", function () { if (dk) self.showControl(name); self.syncUrl(); self.view.settle(); });
+      slider.addEventListener("change", function () { self.syncUrl(); self.view.settle(); });
       /** The box's text as a change takes it ({value, note}, coerce), or null when it shows the value. */
       function typed() {
         var now = self.state.params[name];
@@ -287,16 +285,11 @@
       // What is typed is taken on Enter (change) and whenever the box is left (Tab, a click or a tap
       // elsewhere, a button): blur too, since no change event comes for a text a key had put there.
       function applyTyped() {
-        var c = typed(), again = edited && !c && self.notedNames.indexOf(name) >= 0;
-        edited = false;
-        // The value it shows typed again (64 after "100 已改为 64"): a valid value, so its note goes.
-        if (again) { noteTyped(null); self.update("keyed"); }
+        var c = typed();
         if (!c) return;
         noteTyped(c);
         self.setParam(name, c.value, null, "keyed");
       }
-      var edited = false;
-      text.addEventListener("input", function () { edited = true; });
       text.addEventListener("change", applyTyped);
       text.addEventListener("blur", applyTyped);
       // ↑/↓ step the box as the slider steps (d_k: to the next power of two, as its stops), PgUp/PgDn
@@ -304,7 +297,6 @@
       // its note); at once, as a slider does, with the change marks at once and the address later.
       var KEYS = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
       text.addEventListener("keydown", function (e) {
-        if (e.key === "Enter" && edited && !typed()) applyTyped();  // no change event for an unchanged text
         var k = KEYS[e.key];
         if (!k || e.altKey || e.ctrlKey || e.metaKey) return;
         e.preventDefault();
@@ -366,13 +358,7 @@
   Lab.prototype.showControl = function (name, from) {
     var c = this.controls[name], v = this.state.params[name];
     if (c.box) { c.box.checked = !!v; return; }
-    // d_k between two powers of two (a typed 3): its thumb between their marks (the track takes any
-    // position then; a drag from there still stops at the powers, sliderValue).
-    if (c.dk && c.range !== from) {
-      var at = Math.log(v / this.dkPowers[0]) / Math.LN2, off = Math.abs(at - Math.round(at)) > 1e-9;
-      if (c.range.step !== (off ? "any" : "1")) c.range.step = off ? "any" : "1";
-      c.range.value = String(off ? at : dkPosition(v, this.dkPowers));
-    } else if (c.range !== from) c.range.value = String(v);
+    if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v, this.dkPowers) : v);
     if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
     if (c.text.value !== String(v)) c.text.value = String(v);
     if (c.text.getAttribute("aria-valuenow") !== String(v)) c.text.setAttribute("aria-valuenow", String(v));
@@ -441,7 +427,7 @@
     }
     this.result = result;
     this.view.update({ params: state.params, result: result, row: state.row, notes: notes, settling: pace === "moving" });
-    this.showPrintLine();
+    // The print line (paper only) is written with the address, and before printing.
     // The copied link is of the state it was copied from: the next change takes its box away.
     var link = this._link;
     if (link && !link.box.hidden && core.toQuery(state.params, state.row) !== link.query) link.box.hidden = true;
@@ -463,17 +449,24 @@
     if (this._printLine.textContent !== text) this._printLine.textContent = text;
   };
 
-  /** Write the address once the state has rested URL_IDLE_MS (each call restarts the wait). */
+  /** Write the address once the state has rested URL_IDLE_MS (each call restarts the wait: one
+   *  timer, which waits on when it fires early, so an input costs no clearTimeout/setTimeout). */
   Lab.prototype.syncUrlLater = function () {
-    var self = this;
-    clearTimeout(this.urlTimer);
-    this.urlTimer = setTimeout(function () { self.syncUrl(); }, URL_IDLE_MS);
+    var self = this, now = Date.now();
+    this.urlDue = now + URL_IDLE_MS;
+    if (this.urlTimer) return;
+    var wait = function () {
+      var left = self.urlDue - Date.now();
+      if (left > 0) self.urlTimer = setTimeout(wait, left); else self.syncUrl();
+    };
+    this.urlTimer = setTimeout(wait, URL_IDLE_MS);
   };
 
   /** The address bar follows the state (only the page's first lab writes it). */
   Lab.prototype.syncUrl = function () {
     clearTimeout(this.urlTimer);
     this.urlTimer = 0;
+    this.showPrintLine();
     if (!this.first || !window.history || !window.history.replaceState) return;
     var loc = window.location;
     var atBase = sameParams(this.state.params, this.config.baseline) && this.state.row === (this.config.row === 0 ? 0 : 1);
@@ -548,11 +541,6 @@
     var lab = new Lab(root, config);
     root.__attentionLab = lab;
     lab.stopKeys = presenterKeys(lab);
-    // On paper the ▲/▼ marks show every difference from the baseline, as the print line lists them.
-    var paper = function () { lab.view.markFrom(lab.result ? core.attentionFromParams(config.baseline) : null); };
-    var screen = function () { lab.view.markFrom(null); };
-    window.addEventListener("beforeprint", paper);
-    window.addEventListener("afterprint", screen);
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
     // lab_config's notes on start values, then the link's; one note per value (none at a range end).

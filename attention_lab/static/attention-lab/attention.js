@@ -375,21 +375,6 @@
     return { value: value, note: note };
   }
 
-  /** As attention_lab.shapes.coerce_shape: {value, note} for a typed shape (n, m, d_model, d_k, d_v, h)
-   *  or pad.  limits: [lo, hi] (pad: [0, keys - 1]); current: kept when `raw` is no number; ss: the
-   *  string table's "shapes" part.  A non-integer goes to the nearest integer (halves to even), a value
-   *  outside the limits to the nearer end, each with a note. */
-  function coerceShape(name, raw, limits, current, ss) {
-    var lo = limits[0], hi = limits[1], value = parseNumber(raw);
-    if (value !== value || !isFinite(value)) {
-      return { value: current, note: fill(ss.shape_refused, { name: name, raw: quoted(raw), value: noteNum(current) }) };
-    }
-    var whole = Math.min(hi, Math.max(lo, roundHalfEven(value)));
-    if (whole === value) return { value: whole, note: null };
-    return { value: whole, note: fill(name === "pad" ? ss.link_pad : ss.link_shape,
-      { name: name, min: lo, max: hi, m: hi + 1, raw: quoted(raw), value: whole }) };
-  }
-
   /** Python round(x): halves go to the even neighbour. */
   function roundHalfEven(x) {
     var f = Math.floor(x), d = x - f;
@@ -515,7 +500,15 @@
   // As attention_lab.worked (read its docstring: the rules there are the contract).
 
   /** A number as the worked text shows it: 10 decimals, trailing zeros dropped, "−∞" when masked. */
-  function fmt(x) { return formatValue(x, 10); }
+  function fmt(x) {
+    var text = fmtSeen.get(x);
+    if (text === undefined) {
+      if (fmtSeen.size > 4000) fmtSeen.clear();
+      fmtSeen.set(x, text = formatValue(x, 10));
+    }
+    return text;
+  }
+  var fmtSeen = new Map();  // fmt's texts by value (the worked text writes the same numbers again and again)
 
   function factor(x) {
     var text = fmt(x);
@@ -624,7 +617,8 @@
   /** Literal placeholder replacement, as Python's _fill (str.replace, in key order). */
   function fill(template, values) {
     Object.keys(values).forEach(function (key) {
-      template = template.split("{" + key + "}").join(String(values[key]));
+      var mark = "{" + key + "}";
+      if (template.indexOf(mark) >= 0) template = template.split(mark).join(String(values[key]));
     });
     return template;
   }
@@ -815,7 +809,6 @@
     tablesFromParams: tablesFromParams,
     attentionFromParams: attentionFromParams,
     coerce: coerce,
-    coerceShape: coerceShape,
     parseNumber: parseNumber,
     normalizeNumberText: normalizeNumberText,
     pyFixed: pyFixed,

@@ -138,6 +138,16 @@
     return out;
   }
 
+  /** a and b (results: arrays and objects of numbers) would give the same JSON, without writing it. */
+  function sameData(a, b) {
+    if (typeof a === "number" && typeof b === "number") return a === b || (!isFinite(a) && !isFinite(b));
+    if (!a || !b || typeof a !== "object" || typeof b !== "object") return a === b;
+    var ka = Object.keys(a), kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    for (var k = 0; k < ka.length; k++) if (!sameData(a[ka[k]], b[ka[k]])) return false;
+    return true;
+  }
+
   /** A result of several heads (attention.js multiHeadAttention with h > 1). */
   function isMulti(result) { return !!(result && result.heads && result.heads.length > 1); }
 
@@ -269,9 +279,22 @@
     if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
+  /** Set an attribute of a plane element only when it differs from what this file last set
+   *  (kept on the node, so no DOM read: the plane writes ~150 attributes per drawing). */
   function setAttr(node, name, value) {
     value = String(value);
-    if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+    var was = node.__attrs || (node.__attrs = {});
+    if (was[name] !== value) { was[name] = value; node.setAttribute(name, value); }
+  }
+  /** Set a plane element's text only when it differs from what this file last set. */
+  function setText(node, text) {
+    if (node.__text !== text) writeText(node, node.__text = text);
+  }
+  /** node.textContent = text, but into its one text node when it has one (no new node). */
+  function writeText(node, text) {
+    var t = node.firstChild;
+    if (t && t === node.lastChild && t.nodeType === 3 && text) t.data = text;
+    else node.textContent = text;
   }
 
   /** Andrew's monotone chain: the convex hull of points [[x, y], ...], counter-clockwise. */
@@ -340,7 +363,7 @@
     var ox = w / 2 - s * (box.x0 + box.x1) / 2, oy = (h + top - pad) / 2 + s * (box.y0 + box.y1) / 2;
     // `right`: room to spare goes to the left (the score panel writes its numbers there).
     if (right) ox = Math.max(ox, w - pad - s * box.x1);
-    return { s: s, ox: ox, oy: oy, w: w, h: h, box: box,
+    return { s: s, ox: ox, oy: oy, w: w, h: h, box: box, key: [s, ox, oy, w, h].join(),
       X: function (x) { return ox + s * x; }, Y: function (y) { return oy - s * y; } };
   }
 
@@ -514,7 +537,14 @@
       if (!(hi > lo) || !isFinite(lo) || !isFinite(hi)) return [px, py, px, py];
       return [px + lo * dx, py + lo * dy, px + hi * dx, py + hi * dy];
     }
+    /** True when `part` was last drawn from the same inputs (then nothing of it changes). */
+    function same(part, key) {
+      if (part.drawn === key) return true;
+      part.drawn = key;
+      return false;
+    }
     function drawArrow(a, map, v, label, side) {
+      if (same(a, map.key + "|" + v[0] + "," + v[1] + "|" + label)) return;
       var x1 = map.X(0), y1 = map.Y(0), x2 = map.X(v[0]), y2 = map.Y(v[1]);
       var dx = x2 - x1, dy = y2 - y1, len = Math.sqrt(dx * dx + dy * dy);
       setAttr(a.g, "data-value", v[0] + "," + v[1]);
@@ -536,9 +566,10 @@
       setAttr(a.label, "x", r1(Math.min(map.w - 3, Math.max(3, lx))));
       setAttr(a.label, "y", r1(Math.min(map.h - 3, Math.max(12, ly))));
       setAttr(a.label, "text-anchor", anchor);
-      if (a.label.textContent !== label) a.label.textContent = label;
+      setText(a.label, label);
     }
     function drawPoint(pt, map, v, label, below) {
+      if (same(pt, map.key + "|" + v[0] + "," + v[1] + "|" + label)) return;
       var x = map.X(v[0]), y = map.Y(v[1]);
       setAttr(pt.g, "data-value", v[0] + "," + v[1]);
       [pt.hit, pt.dot].forEach(function (c) { setAttr(c, "cx", r1(x)); setAttr(c, "cy", r1(y)); });
@@ -546,14 +577,16 @@
       setAttr(pt.label, "x", r1(Math.min(map.w - 4, Math.max(4, x))));
       setAttr(pt.label, "y", r1(Math.min(map.h - 3, Math.max(12, ly))));
       setAttr(pt.label, "text-anchor", x < 18 ? "start" : x > map.w - 18 ? "end" : "middle");
-      if (pt.label.textContent !== label) pt.label.textContent = label;
+      setText(pt.label, label);
     }
     function show(node, on) {
-      if (on) { if (node.hasAttribute("visibility")) node.removeAttribute("visibility"); }
-      else setAttr(node, "visibility", "hidden");
+      var was = node.__attrs || (node.__attrs = {});
+      if (!on) setAttr(node, "visibility", "hidden");
+      else if (was.visibility !== null) { was.visibility = null; node.removeAttribute("visibility"); }
     }
     function toggleClass(node, cls, on) {
-      if (node.classList.contains(cls) !== on) node.classList.toggle(cls, on);
+      var was = node.__cls || (node.__cls = {});
+      if (was[cls] !== on) { was[cls] = on; node.classList.toggle(cls, on); }
     }
 
     /** Draw the plane from the view's state st ({result, fullResult, tables, row, step, predict,
@@ -567,15 +600,15 @@
       if (heads > 1 || dModel !== 2 || dk !== 2 || dv !== 2) {
         var why = String(heads > 1 ? ps.none_heads : ps.none || "").split("{h}").join(heads)
           .split("{d_model}").join(dModel).split("{d_k}").join(dk).split("{d_v}").join(dv);
-        if (none.textContent !== why) none.textContent = why;
-        none.hidden = false;
-        panelsBox.hidden = true;
-        figure.setAttribute("data-plane", "none");
+        setText(none, why);
+        if (none.hidden) none.hidden = false;
+        if (!panelsBox.hidden) panelsBox.hidden = true;
+        setAttr(figure, "data-plane", "none");
         return false;
       }
-      none.hidden = true;
-      panelsBox.hidden = false;
-      figure.setAttribute("data-plane", "");
+      if (!none.hidden) none.hidden = true;
+      if (panelsBox.hidden) panelsBox.hidden = false;
+      setAttr(figure, "data-plane", "");
       var n = res.Q.length, m = res.K.length, cross = !!Xs, row = st.row;
       build(n, m, cross);
       var tq = st.tokens.query, tk = st.tokens.key;
@@ -609,8 +642,8 @@
       var titles = ps.titles || {};
       var title = function (t, v) { return String(t || "").split("{tok}").join(v.tok).split("{qi}").join(v.qi).split("{oi}").join(v.oi); };
       var names = { tok: tq[row], qi: "q" + sub(row), oi: "o" + sub(row) };
-      if (panels.score.title.textContent !== title(titles.score, names)) panels.score.title.textContent = title(titles.score, names);
-      if (panels.mix.title.textContent !== title(titles.mix, names)) panels.mix.title.textContent = title(titles.mix, names);
+      setText(panels.score.title, title(titles.score, names));
+      setText(panels.mix.title, title(titles.mix, names));
 
       var step = st.step || 0, predict = !!st.predict;
       var scoresOn = step === 0 || step >= 1, sharesOn = (step === 0 || step >= 4) && !predict, mixOn = (step === 0 || step >= 5) && !predict;
@@ -632,6 +665,7 @@
       var corner = rightN < leftN && Lm.X(Lm.box.x0) < Lm.w * 0.3 ? "end" : "start";
       model.keys.forEach(function (key, j) {
         var f = parts.feet[j], k = res.K[j];
+        if (same(f, [Lm.key, key.dot, key.scaled, key.foot, k, key.masked, step, corner, lineH, names.qi, dkText, scoresOn].join("|"))) return;
         var fx = Lm.X(key.foot[0]), fy = Lm.Y(key.foot[1]);
         setAttr(f.shadow, "x1", r1(Lm.X(0))); setAttr(f.shadow, "y1", r1(Lm.Y(0)));
         setAttr(f.shadow, "x2", r1(fx)); setAttr(f.shadow, "y2", r1(fy));
@@ -650,7 +684,7 @@
         setAttr(f.text, "x", corner === "end" ? Lm.w - 5 : 5);
         setAttr(f.text, "y", r1(lineH * (0.95 + j)));
         setAttr(f.text, "text-anchor", corner);
-        if (f.text.textContent !== text) f.text.textContent = text;
+        setText(f.text, text);
         show(f.g, scoresOn && (model.qNorm > 0 || j === 0));
         toggleClass(f.g, "al-masked-key", key.masked && (step === 0 || step >= 3));
       });
@@ -672,8 +706,9 @@
         drawArrow(a, Rm, res.V[j], "v" + sub(j) + " " + tk[j], 1);
         toggleClass(a.g, "al-masked-key", model.keys[j].masked && (step === 0 || step >= 3));
         var w = parts.w[j], key = model.keys[j], v = res.V[j];
+        if (same(w, [Rm.key, key.masked, key.share, res.V, sharesOn].join("|"))) return;
         var text = key.masked ? fillIn(ps.weight_masked, {}) : fillIn(ps.weight, { a: format(key.share) });
-        if (w.textContent !== text) w.textContent = text;
+        setText(w, text);
         // The share beside the middle of its arrow, on the side away from the other values.
         var mx = Rm.X(v[0] * 0.55), my = Rm.Y(v[1] * 0.55), dx = Rm.X(v[0]) - Rm.X(0), dy = Rm.Y(v[1]) - Rm.Y(0);
         var len = Math.sqrt(dx * dx + dy * dy) || 1, px = -dy / len, py = dx / len;
@@ -701,7 +736,8 @@
       return t;
     }
     function handleLabel(pt, table, i, v, tok) {
-      if (!ctx.onPoint) return;
+      if (!ctx.onPoint || pt.labelled === v[0] + "," + v[1]) return;
+      pt.labelled = v[0] + "," + v[1];
       setAttr(pt.g, "aria-label", fillIn(ps.handle_label, { tok: tok, table: table, a: format(v[0]), b: format(v[1]) }));
       setAttr(pt.g, "aria-valuetext", "(" + format(v[0]) + ", " + format(v[1]) + ")");
     }
@@ -1061,6 +1097,15 @@
       var was = base && tableOf(key, base);
       var prev = was && was[i] && was[i][j];
       var changed = !!base && !hidden && staged === null && !Object.is(prev, v) && !(prev === v);
+      // Nothing the cell shows differs from its last drawing (most cells of most inputs): done.
+      // A share's text also depends on how many scores of its row are readable (formatShare).
+      var readable = name === "A" && staged === null ? readableCount(headResult(hd.head).S[i]) : 0;
+      var was0 = cell.drawn;
+      if (was0 && Object.is(was0.v, v) && Object.is(was0.staged, staged) && was0.pending === pending &&
+          was0.hidden === hidden && was0.maskedA === maskedA && was0.changed === changed &&
+          (!changed || Object.is(was0.prev, prev)) && was0.readable === readable) return;
+      cell.drawn = { v: v, staged: staged, pending: pending, hidden: hidden, maskedA: maskedA, changed: changed,
+        prev: prev, readable: readable };
       var deltaText = "";
       // A masked cell shows its label, not the change (one small line per cell, so a mark
       // never changes a cell's height); its frame still says it changed.
@@ -1085,22 +1130,28 @@
           cls += " al-masked";
           mark = vs.masked_label || "";
         } else {
-          var rgb = cellColour(name, v);
-          bg = "rgb(" + rgb.join(",") + ")";
-          fg = textColour(rgb).colour;
+          var paint = cellPaint(name, v);
+          bg = paint[0];
+          fg = paint[1];
         }
       } else deltaText = "";
       var shown = cell.shown || (cell.shown = {});
       if (shown.changed !== changed) { shown.changed = changed; toggle(td, "data-changed", changed); }
       if (shown.pending !== pending) { shown.pending = pending; toggle(td, "data-pending", pending); }
-      if (shown.text !== text) cell.value.textContent = shown.text = text;
+      if (shown.text !== text) writeText(cell.value, shown.text = text);
       if (shown.delta !== deltaText) {
         // The arrow and the amount apart: a phone shows the arrow only (lab.css), so a mark never
         // widens a cell there (the strip of S, A, O would grow past the screen).
-        var arrow = /^[▲▼]/.test(deltaText);
+        var arrow = /^[▲▼]/.test(deltaText), d = cell.delta, amount = d.lastChild;
         shown.delta = deltaText;
-        cell.delta.textContent = arrow ? deltaText.charAt(0) : deltaText;
-        if (arrow) cell.delta.appendChild(el("span", { "class": "al-dn" }, deltaText.slice(1)));
+        if (arrow && shown.arrow) {  // the same two nodes, new text
+          writeText(d.firstChild, deltaText.charAt(0));
+          writeText(amount, deltaText.slice(1));
+        } else {
+          d.textContent = arrow ? deltaText.charAt(0) : deltaText;
+          if (arrow) d.appendChild(el("span", { "class": "al-dn" }, deltaText.slice(1)));
+        }
+        shown.arrow = arrow;
       }
       if (shown.mark !== mark) cell.mark.textContent = shown.mark = mark;
       if (shown.bg !== bg) td.style.backgroundColor = shown.bg = bg;
@@ -1109,6 +1160,21 @@
     }
 
     function toggle(node, attr, on) { if (on) node.setAttribute(attr, ""); else node.removeAttribute(attr); }
+    /** A cell's background and text colour for value v of table `name`, remembered (values
+     *  come back: the controls step on a grid). */
+    var paints = {}, paintCount = 0;
+    function cellPaint(name, v) {
+      var k = name + v, p = paints[k];
+      if (p) return p;
+      if (++paintCount > 2000) { paints = {}; paintCount = 1; }
+      var rgb = cellColour(name, v);
+      return (paints[k] = ["rgb(" + rgb.join(",") + ")", textColour(rgb).colour]);
+    }
+    function readableCount(scores) {
+      var k = 0;
+      for (var c = 0; c < scores.length; c++) if (scores[c] !== -Infinity) k++;
+      return k;
+    }
 
     var workedKey = null, workedShape = 0;  // what the worked text was drawn from; bumped when its lines change
     var workedFrame = 0;
@@ -1126,7 +1192,7 @@
         var node = children[k];
         if (!node) node = worked.appendChild(el("p"));
         var info = lines[k];  // {kind, key, stage, j?, c?, text} (attention_lab.worked's template keys)
-        if (node.__text !== info.text) node.textContent = node.__text = info.text;
+        if (node.__text !== info.text) writeText(node, node.__text = info.text);
         var shape = [info.kind, info.key, info.j, info.c, info.stage].join();
         if (node.__shape === shape) continue;
         node.__shape = shape;
@@ -1165,7 +1231,7 @@
         if (p.getAttribute("data-stage") === String(st.step) && p.className !== "al-worked-head") here.push(shortNumbers(p.textContent));
       });
       var text = here.join("\n");
-      if (stageLines.textContent !== text) stageLines.textContent = text;
+      if (stageLines.__text !== text) stageLines.textContent = stageLines.__text = text;
     }
 
     /** Redraw what the state shows; `afterWorked`: only what follows the worked text (its stage
@@ -1398,25 +1464,35 @@
       return fill(base.hand !== base.value && x.Y_rounded ? x.Y_rounded : x.Y, base);
     }
 
-    var linked = [];
+    var linked = [], linkedAs = null;
     function clearLinks() {
+      linkedAs = null;
       linked.forEach(function (n) { n.removeAttribute("data-linked"); });
       linked = [];
       Array.prototype.forEach.call(root.querySelectorAll("[data-active]"), function (n) { n.removeAttribute("data-active"); });
     }
 
     function link(td) {
-      clearLinks();
-      if (!td || !st.result) { explain.textContent = hint; return; }
+      if (!td || !st.result) { clearLinks(); explain.textContent = hint; return; }
       var kind = td.getAttribute("data-vector");
       if (kind) {  // a vector of the plane
         var at = Number(td.getAttribute("data-row"));
+        // Redrawn while it stays linked (a point dragged or moved by its keys): only the text changes.
+        var as = [kind, at, st.row, builtAs, !!st.tables.Xs].join();
+        if (linkedAs === as && td.hasAttribute("data-active")) {
+          var said = vectorText(kind, at);
+          if (explain.textContent !== said) explain.textContent = said;
+          return;
+        }
+        clearLinks();
+        linkedAs = as;
         td.setAttribute("data-active", "");
         linked = vectorLinks(kind, at);
         linked.forEach(function (n) { n.setAttribute("data-linked", ""); });
         explain.textContent = vectorText(kind, at);
         return;
       }
+      clearLinks();
       var name = keyOf(td), i = Number(td.getAttribute("data-row")), j = Number(td.getAttribute("data-col"));
       td.setAttribute("data-active", "");
       linked = linkedSet(name, i, j);
@@ -1545,7 +1621,7 @@
       if (!(st.head >= 0 && st.head < h)) st.head = 0;
       // Change marks count from where the gesture began: state.settling (a slider still moving)
       // keeps that start and holds the marks back until an update without it, or view.settle().
-      var same = st.result && JSON.stringify(st.result) === JSON.stringify(result);
+      var same = !!st.result && sameData(st.result, result);
       if (!same) {
         if (!st.moving) st.markBase = st.result;
         st.moving = !!state.settling;
@@ -1589,13 +1665,6 @@
     view.back = function () { return view.step(true); };
     view.settle = function () {
       if (st.moving) { st.moving = false; st.settled = true; if (st.result) drawAll(); drawNotes(st.notes); }
-    };
-    /** On paper (app.js, before printing): the change marks count from `result` (the baseline: every
-     *  difference, not only the last change's); null: back to the marks the screen had. */
-    view.markFrom = function (result) {
-      if (result) { if (!("screenBase" in st)) st.screenBase = st.markBase; st.markBase = normaliseResult(result); st.settled = true; }
-      else if ("screenBase" in st) { st.markBase = st.screenBase; delete st.screenBase; }
-      if (st.result) drawAll();
     };
     view.predict = function () {
       st.predict = true;
