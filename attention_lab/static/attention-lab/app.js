@@ -150,6 +150,9 @@
       btn.addEventListener("click", function () {
         var target = pair[1] ? config.contrasts[pair[1]] : config.baseline;
         self.typedNotes = [];
+        // A contrast is the baseline with one table changed: its change marks count from the baseline
+        // (对照一 after 对照二 marks only V and O, as the chapter says), so the baseline is drawn first.
+        if (pair[1] && !sameParams(self.state.params, config.baseline)) self.setAll(copyParams(config.baseline), self.state.row);
         // 恢复基准 is the page as it opened (row too), so the address loses its query.
         self.setAll(copyParams(target), pair[1] ? self.state.row : (config.row === 0 ? 0 : 1));
       });
@@ -225,7 +228,7 @@
         inputmode: "decimal", autocomplete: "off", spellcheck: "false",
         "aria-valuemin": String(range.min), "aria-valuemax": String(range.max),
         "aria-label": dk ? (tw.d_k_value || name) : fill(tw.exact_value || "{name}", { name: spoken }) });
-      function sliderValue() { return dk ? DK_POWERS[Number(slider.value)] : Number(slider.value); }
+      function sliderValue() { return dk ? DK_POWERS[Math.round(Number(slider.value))] : Number(slider.value); }
       /** The slider's value into the state, as it moves; `held`: a touch's held value, so the thumb is
        *  put there too ("moving": the finger turned out to drag; "tap": a gesture over, settled now). */
       function slide(v, held) {
@@ -272,7 +275,7 @@
         slide(sliderValue());
       });
       // Let go, or a key press: the address is written and the view shows what the gesture changed.
-      slider.addEventListener("change", function () { self.syncUrl(); self.view.settle(); });
+      slider.addEventListener("change", function () { if (dk) self.showControl(name); self.syncUrl(); self.view.settle(); });
       /** The box's text as a change takes it ({value, note}, coerce), or null when it shows the value. */
       function typed() {
         var now = self.state.params[name];
@@ -285,11 +288,16 @@
       // What is typed is taken on Enter (change) and whenever the box is left (Tab, a click or a tap
       // elsewhere, a button): blur too, since no change event comes for a text a key had put there.
       function applyTyped() {
-        var c = typed();
+        var c = typed(), again = edited && !c && self.notedNames.indexOf(name) >= 0;
+        edited = false;
+        // The value it shows typed again (64 after "100 已改为 64"): a valid value, so its note goes.
+        if (again) { noteTyped(null); self.update("keyed"); }
         if (!c) return;
         noteTyped(c);
         self.setParam(name, c.value, null, "keyed");
       }
+      var edited = false;
+      text.addEventListener("input", function () { edited = true; });
       text.addEventListener("change", applyTyped);
       text.addEventListener("blur", applyTyped);
       // ↑/↓ step the box as the slider steps (d_k: to the next power of two, as its stops), PgUp/PgDn
@@ -297,6 +305,7 @@
       // its note); at once, as a slider does, with the change marks at once and the address later.
       var KEYS = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
       text.addEventListener("keydown", function (e) {
+        if (e.key === "Enter" && edited && !typed()) applyTyped();  // no change event for an unchanged text
         var k = KEYS[e.key];
         if (!k || e.altKey || e.ctrlKey || e.metaKey) return;
         e.preventDefault();
@@ -358,7 +367,13 @@
   Lab.prototype.showControl = function (name, from) {
     var c = this.controls[name], v = this.state.params[name];
     if (c.box) { c.box.checked = !!v; return; }
-    if (c.range !== from) c.range.value = String(c.dk ? dkPosition(v, this.dkPowers) : v);
+    // d_k between two powers of two (a typed 3): its thumb between their marks (the track takes any
+    // position then; a drag from there still stops at the powers, sliderValue).
+    if (c.dk && c.range !== from) {
+      var at = Math.log(v / this.dkPowers[0]) / Math.LN2, off = Math.abs(at - Math.round(at)) > 1e-9;
+      if (c.range.step !== (off ? "any" : "1")) c.range.step = off ? "any" : "1";
+      c.range.value = String(off ? at : dkPosition(v, this.dkPowers));
+    } else if (c.range !== from) c.range.value = String(v);
     if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
     if (c.text.value !== String(v)) c.text.value = String(v);
     if (c.text.getAttribute("aria-valuenow") !== String(v)) c.text.setAttribute("aria-valuenow", String(v));
@@ -541,6 +556,11 @@
     var lab = new Lab(root, config);
     root.__attentionLab = lab;
     lab.stopKeys = presenterKeys(lab);
+    // On paper the ▲/▼ marks show every difference from the baseline, as the print line lists them.
+    var paper = function () { lab.view.markFrom(lab.result ? core.attentionFromParams(config.baseline) : null); };
+    var screen = function () { lab.view.markFrom(null); };
+    window.addEventListener("beforeprint", paper);
+    window.addEventListener("afterprint", screen);
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
     // lab_config's notes on start values, then the link's; one note per value (none at a range end).

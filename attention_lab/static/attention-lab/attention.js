@@ -375,6 +375,21 @@
     return { value: value, note: note };
   }
 
+  /** As attention_lab.shapes.coerce_shape: {value, note} for a typed shape (n, m, d_model, d_k, d_v, h)
+   *  or pad.  limits: [lo, hi] (pad: [0, keys - 1]); current: kept when `raw` is no number; ss: the
+   *  string table's "shapes" part.  A non-integer goes to the nearest integer (halves to even), a value
+   *  outside the limits to the nearer end, each with a note. */
+  function coerceShape(name, raw, limits, current, ss) {
+    var lo = limits[0], hi = limits[1], value = parseNumber(raw);
+    if (value !== value || !isFinite(value)) {
+      return { value: current, note: fill(ss.shape_refused, { name: name, raw: quoted(raw), value: noteNum(current) }) };
+    }
+    var whole = Math.min(hi, Math.max(lo, roundHalfEven(value)));
+    if (whole === value) return { value: whole, note: null };
+    return { value: whole, note: fill(name === "pad" ? ss.link_pad : ss.link_shape,
+      { name: name, min: lo, max: hi, m: hi + 1, raw: quoted(raw), value: whole }) };
+  }
+
   /** Python round(x): halves go to the even neighbour. */
   function roundHalfEven(x) {
     var f = Math.floor(x), d = x - f;
@@ -809,6 +824,7 @@
     tablesFromParams: tablesFromParams,
     attentionFromParams: attentionFromParams,
     coerce: coerce,
+    coerceShape: coerceShape,
     parseNumber: parseNumber,
     normalizeNumberText: normalizeNumberText,
     pyFixed: pyFixed,

@@ -1666,6 +1666,13 @@
     view.settle = function () {
       if (st.moving) { st.moving = false; st.settled = true; if (st.result) drawAll(); drawNotes(st.notes); }
     };
+    /** On paper (app.js, before printing): the change marks count from `result` (the baseline: every
+     *  difference, not only the last change's); null: back to the marks the screen had. */
+    view.markFrom = function (result) {
+      if (result) { if (!("screenBase" in st)) st.screenBase = st.markBase; st.markBase = normaliseResult(result); st.settled = true; }
+      else if ("screenBase" in st) { st.markBase = st.screenBase; delete st.screenBase; }
+      if (st.result) drawAll();
+    };
     view.predict = function () {
       st.predict = true;
       if (st.result) drawAll();
