@@ -843,7 +843,8 @@ def test_changed_cells_are_marked_with_the_change_and_nothing_else(lab_page):
     got = changed_cells(twin)
     assert got == expected_changes(old, new) and got and all(k[0] in "VO" for k in got)
     for action in ("only_wv", "only_wq", "reset"):
-        old, new = new, default_params(None if action == "reset" else action)
+        # A contrast marks what it changes from the baseline (issue 29); 恢复基准 what it undoes.
+        old, new = new if action == "reset" else default_params(), default_params(None if action == "reset" else action)
         twin.root.locator(f'button[data-lab-action="{action}"]').click()
         assert changed_cells(twin) == expected_changes(old, new), action
     # 对照一 leaves S and A untouched and changes V and O: exactly its lesson.
