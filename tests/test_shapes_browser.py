@@ -16,7 +16,7 @@ import pytest
 from attention_lab.formatting import format_share
 from attention_lab.plotting import format_value
 from attention_lab.web import strings
-from attention_lab.shapes import (EXAMPLES, compute, default_state, default_value, resized, table_shape, to_query,
+from attention_lab.shapes import (CELL_RANGES, EXAMPLES, compute, default_state, default_value, resized, table_shape, to_query,
                                   walkthrough, worked)
 
 PAGE = "/book/shapes.html"
@@ -590,3 +590,26 @@ def test_six_by_six_cross_padded_with_marks_has_no_serious_axe_violation(new_pag
         .violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
         .map(v => v.id + ': ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))""")
     assert found == [], found
+
+
+def test_held_arrow_keys_write_the_address_once_the_value_settles(lab):
+    """Issue 31: each arrow key in a cell rewrote the address (history.replaceState, about a third of a
+    cell change's time); now the address is written once the keys stop, and holds the final value."""
+    page = lab().page
+    page.evaluate("""() => { window.__writes = 0; const orig = history.replaceState.bind(history);
+        history.replaceState = (...a) => { window.__writes++; return orig(...a); }; }""")
+    box = page.locator('[data-shapes-lab] [data-param-text="Wq[0,0]"]')
+    box.focus()
+    for _ in range(10):
+        page.keyboard.press("ArrowUp")
+    assert page.evaluate("window.__writes") <= 1  # while the keys come: nothing written (10 before)
+    page.wait_for_function("window.__writes >= 1")
+    page.wait_for_timeout(400)
+    assert page.evaluate("window.__writes") <= 2
+    state = default_state()
+    state["tables"]["Wq"][0][0] = round(state["tables"]["Wq"][0][0] + 10 * CELL_RANGES["Wq"].step, 10)
+    want = next(p for p in to_query(state).split("&") if p.startswith("Wq="))
+    assert want in page.url, (want, page.url)
+    page.reload()
+    page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
+    assert_equal_to_core(page, state)

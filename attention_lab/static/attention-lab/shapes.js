@@ -491,7 +491,8 @@
       var ij = name.match(/\d+/g).map(Number), v = self.state.tables[tab][ij[0]][ij[1]];
       v = Math.min(r.max, Math.max(r.min, Number((v + (e.key === "ArrowUp" ? 1 : -1) * r.step).toFixed(10))));
       self.notes = [];
-      self.cell(tab, ij[0], ij[1], v);
+      self.state.tables[tab][ij[0]][ij[1]] = v;
+      self.update(true);
     });
 
     // The view gets no controls of its own to lay out (it would put its buttons, explanation and
@@ -501,13 +502,13 @@
       shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); },
       // A point of the plane (d_model = d_k = d_v = 2) dragged or moved with the arrow keys: that row
       // of X (or Xs), snapped and clamped by the view to the boxes' step and range.
-      ranges: config.ranges, onPoint: function (table, i, v) {
+      ranges: config.ranges, onPoint: function (table, i, v, settling) {
         var row = self.state.tables[table] && self.state.tables[table][i];
         if (!row) return;
         self.notes = [];
         row[0] = v[0];
         row[1] = v[1];
-        self.update();
+        self.update(!!settling);
       },
       onLayout: function () { if (self.fitter) self.fitter.resized(); } });
     var wrap = root.querySelector(".al-view");
@@ -643,8 +644,9 @@
     s.source_tokens.forEach(function (name, i) { kept.source_tokens[i] = name; });
   };
 
-  /** Recompute from the state, redraw the controls that differ and the view; write the address. */
-  ShapesLab.prototype.update = function () {
+  /** Recompute from the state, redraw the controls that differ and the view; write the address (now,
+   *  or with `later` when the value is still moving: an arrow key held, a point being dragged). */
+  ShapesLab.prototype.update = function (later) {
     var s = this.state, ss = this.config.strings.shapes, self = this;
     this.keep();
     SHAPES.concat(["pad"]).forEach(function (k) {
@@ -684,14 +686,32 @@
     this.view.update(this.shown);
     this.fitter.fit(s.n, keysOf(s), s.d_v, s.tokens, s.h, s.d_model);
     if (this.linkQuery && this.linkQuery !== this.shown.key) this.closeLink();  // the link box follows the state
-    this.syncUrl();
+    if (later) this.urlLater(); else this.syncUrl();
     return result;
   };
 
+  /** The address follows the state once a value settles: URL_WAIT ms after the last change (keys held
+   *  down, a point dragged), or at once when the page is left, so a reload or a bookmark has it. */
+  var URL_WAIT = 300;
+  ShapesLab.prototype.urlLater = function () {
+    if (!this.first) return;
+    var self = this;
+    if (!this.urlFlush) {
+      this.urlFlush = function () { if (self.urlTimer) self.syncUrl(); };
+      window.addEventListener("pagehide", this.urlFlush);
+      document.addEventListener("visibilitychange", this.urlFlush);
+    }
+    clearTimeout(this.urlTimer);
+    this.urlTimer = setTimeout(function () { self.syncUrl(); }, URL_WAIT);
+  };
+
   ShapesLab.prototype.syncUrl = function () {
+    clearTimeout(this.urlTimer);
+    this.urlTimer = null;
     if (!this.first || !window.history || !window.history.replaceState) return;
-    var loc = window.location, query = toQuery(this.state);
-    var atBase = query === toQuery(fit(this.config.examples.baseline, this.config));
+    var loc = window.location, query = this.shown ? this.shown.key : toQuery(this.state);
+    if (this.baseQuery === undefined) this.baseQuery = toQuery(fit(this.config.examples.baseline, this.config));
+    var atBase = query === this.baseQuery;
     var keep = loc.search.replace(/^\?/, "").split("&").filter(function (p) { return /^highlight=/.test(p); });
     var q = (atBase ? [] : [query]).concat(keep).join("&");
     var url = loc.pathname + (q ? "?" + q : "") + loc.hash;
