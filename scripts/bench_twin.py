@@ -529,6 +529,8 @@ def main() -> None:
         if not args.paths_only:
             print()
         print_paths(measure_paths_all(args.site, args.paths_n), args.site)
+    if hasattr(os, "getloadavg"):  # a figure measured while the load rose says less
+        print(f"machine: load average {os.getloadavg()[0]:.1f} at the end")
 
 
 def print_twin(r: dict, static: Path) -> None:
