@@ -12,6 +12,14 @@ Conventions (the chapter's, and the original paper's):
 * ``S = Q @ K.T / sqrt(d_k) + M`` where ``M`` is an additive mask holding
   ``0`` where a query may read a key and ``-inf`` where it may not.
 * ``A = softmax(S)`` row by row, ``O = A @ V``.
+
+Size limits (every public helper): a table given to or made by the core has at most
+:data:`MAX_POSITIONS` = 1024 rows and :data:`MAX_WIDTH` = 1024 columns (n, m, d_model, d_k, d_v,
+h·d_k...), and the score tables of all heads together at most :data:`MAX_CELLS` = 2**20 cells
+(h·n·m; softmax: its whole input).  These functions are written to show each step on small
+examples; beyond the limits they raise :class:`AttentionInputError` of kind ``"size"`` at once,
+its message Chinese first (a reader meets it in a notebook), instead of running for seconds and
+taking gigabytes (n = 10000 took 9.7 s).
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
+    "MAX_CELLS",
+    "MAX_POSITIONS",
+    "MAX_WIDTH",
     "AttentionInputError",
     "AttentionResult",
     "BASELINE",
@@ -39,6 +50,65 @@ __all__ = [
     "softmax_steps",
     "softmax",
 ]
+
+#: The most rows (positions n, m; d_model for a W) a table may have: see the module's docstring.
+MAX_POSITIONS = 1024
+#: The most columns (features d_model, d_k, d_v; h·d_k for a multi-head W) a table may have.
+MAX_WIDTH = 1024
+#: The most cells of the score tables of all heads together (h·n·m), and of softmax's input.
+MAX_CELLS = 2**20
+
+
+def _size_error(what: str, name: str, got, limit, english: str, template: str = "size") -> "AttentionInputError":
+    """An ``AttentionInputError("size", ...)`` whose message is Chinese first (strings_zh.json
+    "errors" size + the "api" template, ``what`` a key of its "what"), then the English detail
+    for programmers."""
+    from .strings import strings
+
+    table = strings()
+    detail = table["api"][template]
+    what = table["api"]["what"][what].replace("{name}", name)
+    for key, value in (("what", what), ("got", got), ("limit", limit)):
+        detail = detail.replace("{" + key + "}", str(value))
+    return AttentionInputError("size", f"{table['errors']['size']}。{detail}。({english})")
+
+
+def _check_table_size(shape, name: str) -> None:
+    """A table of ``shape`` (rows, columns) within MAX_POSITIONS x MAX_WIDTH, else a "size" refusal."""
+    rows, cols = shape
+    if rows > MAX_POSITIONS:
+        raise _size_error("rows", name, rows, MAX_POSITIONS,
+                          f"{name} has {rows} rows; at most {MAX_POSITIONS} (attention_lab.core.MAX_POSITIONS)")
+    if cols > MAX_WIDTH:
+        raise _size_error("cols", name, cols, MAX_WIDTH,
+                          f"{name} has {cols} columns; at most {MAX_WIDTH} (attention_lab.core.MAX_WIDTH)")
+
+
+def _check_cells(cells: int, what: str, name: str, english: str) -> None:
+    if cells > MAX_CELLS:
+        raise _size_error(what, name, cells, MAX_CELLS, f"{english} has {cells} cells; at most {MAX_CELLS} "
+                          "(attention_lab.core.MAX_CELLS)")
+
+
+def _check_count(value, name: str, limit: int) -> int:
+    """A count such as n, m (a mask's shape): a whole number from 1 to ``limit`` ("shape" when it is
+    no whole number from 1 up, "size" past ``limit``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise AttentionInputError("shape", f"{name} must be a whole number from 1 to {limit}; got {_describe(value)}")
+    if value > limit:
+        raise _size_error("count", name, int(value), limit,
+                          f"{name} must be a whole number from 1 to {limit}; got {int(value)} "
+                          "(attention_lab.core.MAX_POSITIONS)", "size_int")
+    return int(value)
+
+
+def _precheck_length(value, name: str) -> None:
+    """Refuse a nested list past the limits before numpy lays it out (10**4 x 10**4 objects is slow)."""
+    if isinstance(value, (list, tuple)) and len(value) > MAX_POSITIONS:
+        _check_table_size((len(value), 0), name)
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], (list, tuple)) and len(value[0]) > MAX_WIDTH:
+        _check_table_size((0, len(value[0])), name)
+
 
 #: The two teaching tokens, in sequence order (row 0, row 1).
 TOKENS = ("我", "爱")
@@ -118,7 +188,8 @@ class AttentionInputError(ValueError):
     ``"nonfinite"`` (NaN or inf given), ``"shape"``, ``"d_k"``, ``"causal"``
     (not True/False), ``"mask"``, ``"all_masked"`` (a row may read nothing),
     ``"overflow"`` (finite inputs whose products exceed the largest float, or a whole number
-    too large to be a float at all, such as ``10**400``), ``"masked"`` (a ``numpy.ma`` array with
+    too large to be a float at all, such as ``10**400``), ``"size"`` (beyond the size limits,
+    :data:`MAX_POSITIONS`, :data:`MAX_WIDTH`, :data:`MAX_CELLS`), ``"masked"`` (a ``numpy.ma`` array with
     masked entries: refused, see :func:`as_matrix`).  tests/bad_inputs.json lists a case of each.
     The JavaScript twin (``attention.js``) does not check its input: the labs give it only
     numbers that its ``coerce`` has put in range.  Where the shapes lab's core refuses the
@@ -169,8 +240,10 @@ def as_matrix(value, name: str) -> np.ndarray:
     Accepts nested lists/tuples of real numbers and real numeric arrays.  Refuses text
     (even ``"1"``), ``None``, booleans, complex numbers (their imaginary part would be
     lost), ragged rows, NaN and inf, whole numbers too large for a float (``10**400``), and
-    ``numpy.ma`` arrays with masked entries (their hidden values are not the reader's numbers).
+    ``numpy.ma`` arrays with masked entries (their hidden values are not the reader's numbers),
+    and tables past :data:`MAX_POSITIONS` rows or :data:`MAX_WIDTH` columns (kind ``"size"``).
     """
+    _precheck_length(value, name)
     raw = _as_array(value, name)
     if raw.dtype.kind == "O":
         raw = _object_table(raw, name)
@@ -186,6 +259,7 @@ def as_matrix(value, name: str) -> np.ndarray:
         raise AttentionInputError("shape", f"{name} must be 2-D (rows, columns); got shape {raw.shape}")
     if raw.shape[0] == 0 or raw.shape[1] == 0:
         raise AttentionInputError("shape", f"{name} must not be empty; got shape {raw.shape}")
+    _check_table_size(raw.shape, name)
     array = raw.astype(float)
     if not np.all(np.isfinite(array)):
         raise AttentionInputError("nonfinite", f"{name} must hold finite numbers (no NaN or inf)")
@@ -203,6 +277,10 @@ def _object_table(raw: np.ndarray, name: str) -> np.ndarray:
     if raw.ndim == 1 and raw.size and all(isinstance(r, (list, tuple, np.ndarray)) for r in raw):
         raise AttentionInputError("shape", f"{name} must be rectangular: its rows have different lengths "
                                   f"{[len(r) for r in raw]}")
+    if raw.ndim == 2:
+        _check_table_size(raw.shape, name)
+    elif raw.size > MAX_CELLS:
+        _check_cells(raw.size, "cells", name, name)
     for index, item in np.ndenumerate(raw):
         where = f"{name}[{', '.join(map(str, index))}]"
         if isinstance(item, (bool, np.bool_)):
@@ -240,12 +318,15 @@ def causal_mask(n: int, m: int | None = None, diagonal: int = 0) -> np.ndarray:
     ``torch.tril(ones(n, m), diagonal)``.  ``diagonal=m - n`` aligns it bottom-right, as a KV
     cache needs when the n newest queries read all m keys (see :func:`general_attention`).
 
+    ``n``, ``m``: whole numbers from 1 to :data:`MAX_POSITIONS`; ``diagonal`` a whole number.
+
     >>> causal_mask(1, 3, diagonal=2).tolist()
     [[0.0, 0.0, 0.0]]
     """
-    m = n if m is None else m
-    if n < 1 or m < 1:
-        raise ValueError(f"mask shape must be positive; got ({n}, {m})")
+    n = _check_count(n, "n", MAX_POSITIONS)
+    m = n if m is None else _check_count(m, "m", MAX_POSITIONS)
+    if isinstance(diagonal, (bool, np.bool_)) or not isinstance(diagonal, (int, np.integer)):
+        raise AttentionInputError("mask", f"diagonal must be a whole number; got {_describe(diagonal)}")
     allowed = np.tril(np.ones((n, m), dtype=bool), k=diagonal)
     return np.where(allowed, 0.0, -np.inf)
 
@@ -259,6 +340,7 @@ def padding_mask(n: int, m: int, pad: int) -> np.ndarray:
     >>> padding_mask(2, 3, 1).tolist()
     [[0.0, 0.0, -inf], [0.0, 0.0, -inf]]
     """
+    n, m = _check_count(n, "n", MAX_POSITIONS), _check_count(m, "m", MAX_POSITIONS)
     if isinstance(pad, (bool, np.bool_)) or not isinstance(pad, (int, np.integer)) or not 0 <= pad < m:
         raise AttentionInputError("mask", f"pad must be a whole number from 0 to {m - 1} (m = {m}); got {_describe(pad)}")
     M = np.zeros((n, m))
@@ -272,6 +354,7 @@ def softmax(scores, axis: int = -1) -> np.ndarray:
     Subtracts each row's maximum before exponentiating, so scores of +-1e6 give
     no overflow.  ``-inf`` entries get exactly 0.  A row whose entries are all
     ``-inf`` (nothing may be read) raises ``ValueError`` instead of giving NaN.
+    At most :data:`MAX_CELLS` scores (kind ``"size"`` beyond).
     """
     scores = _check_scores(scores)
     if scores.ndim == 0 or scores.size == 0:
@@ -313,6 +396,8 @@ def softmax_steps(scores) -> SoftmaxSteps:
     >>> steps.shares.tolist()
     [0.5, 0.5]
     """
+    if isinstance(scores, (list, tuple)) and len(scores) > MAX_CELLS:
+        _check_cells(len(scores), "cells", "scores", "softmax_steps: scores")
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1:
         raise AttentionInputError("shape", f"softmax_steps takes one row of scores; got shape {scores.shape}")
@@ -325,10 +410,13 @@ def softmax_steps(scores) -> SoftmaxSteps:
 def _check_scores(scores) -> np.ndarray:
     """Scores as a float array: real numbers or -inf (masked); no NaN, no +inf."""
     _refuse_masked(scores, "scores")
+    if isinstance(scores, (list, tuple)) and len(scores) > MAX_CELLS:
+        _check_cells(len(scores), "cells", "scores", "softmax: scores")
     try:
         array = np.asarray(scores)
     except ValueError:  # ragged rows
         raise AttentionInputError("shape", "softmax: scores must be a rectangular table (rows of equal length)") from None
+    _check_cells(array.size, "cells", "scores", "softmax: scores")
     if array.dtype.kind == "O" and array.size:
         array = _object_table(array, "scores")
     if array.dtype.kind == "c":
@@ -413,7 +501,8 @@ def _check_overflow(table: np.ndarray, what: str, left: np.ndarray, right: np.nd
     if not bad.any():
         return
     with np.errstate(divide="ignore"):
-        logs = np.log10(np.abs(left))[:, :, None] + np.log10(np.abs(right))[None, :, :]
+        # max over i, c, j of log|left[i, c]| + log|right[c, j]|, column by column: no (n, d, m) table.
+        logs = np.max(np.log10(np.abs(left)), axis=0) + np.max(np.log10(np.abs(right)), axis=1)
     exponent = float(np.max(logs)) - float(np.log10(scale))
     size = f"about 1e+{int(np.floor(exponent))}" if np.isfinite(exponent) and exponent >= 300 else "beyond ±1.8e+308"
     raise AttentionInputError(
@@ -466,6 +555,7 @@ def scaled_dot_product_attention(Q, K, V, d_k=None, mask=None, causal: bool = Fa
             "shape", f"K and V must have one row per readable position: K is {K.shape}, V is {V.shape}"
         )
     d_k = _check_d_k(d_k, width)
+    _check_cells(n * m, "scores", "S", f"S ({n}, {m})")
     M = np.zeros((n, m))
     if mask is not None:
         M = M + _check_mask(mask, n, m, Q, K)
@@ -607,6 +697,8 @@ def multi_head_attention(X, Wq, Wk, Wv, Wo=None, h: int = 1, source=None, causal
     if isinstance(h, (bool, np.bool_)) or not isinstance(h, (int, np.integer)) or h < 1:
         raise AttentionInputError("shape", f"h (the number of heads) must be a whole number from 1 up; got {_describe(h)}")
     h = int(h)
+    if h > MAX_WIDTH:
+        raise _size_error("count", "h", h, MAX_WIDTH, f"h = {h} heads; at most {MAX_WIDTH} (attention_lab.core.MAX_WIDTH)")
     X = as_matrix(X, "X")
     Wq, Wk, Wv = as_matrix(Wq, "Wq"), as_matrix(Wk, "Wk"), as_matrix(Wv, "Wv")
     if Wq.shape[1] != Wk.shape[1]:
@@ -617,6 +709,8 @@ def multi_head_attention(X, Wq, Wk, Wv, Wo=None, h: int = 1, source=None, causal
             raise AttentionInputError(
                 "shape", f"{name} must have h·{width} columns (h = {h} heads of equal width): {name} is {W.shape}")
     d_k, d_v = Wq.shape[1] // h, Wv.shape[1] // h
+    m = X.shape[0] if source is None else as_matrix(source, "Xs").shape[0]
+    _check_cells(h * X.shape[0] * m, "heads_cells", "S", f"the {h} heads' S ({h}, {X.shape[0]}, {m})")
     heads = tuple(general_attention(X, Wq[:, t * d_k:(t + 1) * d_k], Wk[:, t * d_k:(t + 1) * d_k],
                                     Wv[:, t * d_v:(t + 1) * d_v], source=source, causal=causal, pad=pad)
                   for t in range(h))

@@ -38,7 +38,7 @@ from contextlib import ExitStack, contextmanager
 import numpy as np
 
 from .core import TOKENS, AttentionInputError, attention
-from .params import D_K_POWERS, PARAM_NAMES, RANGES, TABLES, coerce, default_params, refused, tables_from_params
+from .params import D_K_POWERS, PARAM_NAMES, RANGES, TABLES, _short, coerce, default_params, refused, tables_from_params
 from .strings import error_text
 from .web import lab_html, strings
 from .widget import LabView, view_state
@@ -177,7 +177,68 @@ def _make_control_classes():
         def _validate_value(self, proposal):
             return self._coerced(proposal)
 
-    return ParamSlider, DKSlider, ParamCheckbox
+    class RowButtons(widgets.ToggleButtons):
+        """The query row (0 or 1).  A value or index set from code that is no row (None, "x", 5,
+        -1, 1.5, True, an object whose ``__str__`` raises) is refused with a note and the row
+        stays as it was (ToggleButtons would raise TraitError, or take None and break
+        :attr:`AttentionLab.row`); 0, 1, ``np.int64(0)``, ``"0"``, ``"1"`` and the row's token
+        (``"我"``) are taken (the same rule as ``AttentionLab(row=...)`` and ``set_params``)."""
+
+        value = _AnyValue(1, help="Selected value")
+        index = _AnyValue(1, help="Selected index").tag(sync=True)
+        label = _AnyValue(None, help="Selected label")
+
+        def __init__(self, lab: AttentionLab, **kwargs):
+            self._lab = None
+            super().__init__(**kwargs)
+            self._lab = lab
+
+        def _checked(self, raw):
+            if self._lab is None:  # ipywidgets is still setting the options
+                return raw
+            row = self._lab._row_of(raw)
+            if row is None:
+                current = self.index if self.index in (0, 1) else 1
+                self._lab._row_refused(raw, current)
+                return current
+            self._lab._notes.pop("row", None)
+            return row
+
+        @traitlets.validate("value")
+        def _validate_value(self, proposal):
+            return self._checked(proposal["value"])
+
+        @traitlets.validate("index")
+        def _validate_index(self, proposal):
+            return self._checked(proposal["value"])
+
+        @traitlets.validate("label")
+        def _validate_label(self, proposal):
+            if self._lab is None:
+                return proposal["value"]
+            return self._options_labels[self._checked(proposal["value"])]
+
+    return ParamSlider, DKSlider, ParamCheckbox, RowButtons
+
+
+def _fill(template: str, **values) -> str:
+    """A template of strings_zh.json with its ``{name}`` fields filled."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", str(value))
+    return template
+
+
+def _tokens_of(tokens) -> tuple[str, str] | None:
+    """The row buttons' two labels: two different, non-empty strings; None for anything else."""
+    if isinstance(tokens, (str, bytes)) or tokens is None:
+        return None
+    try:
+        items = tuple(tokens)
+    except Exception:  # not iterable, or an iterator that raises
+        return None
+    if len(items) != 2 or not all(isinstance(t, str) and t.strip() for t in items) or items[0] == items[1]:
+        return None
+    return tuple(str(t) for t in items)
 
 
 def _round(value):
@@ -192,7 +253,9 @@ class AttentionLab:
 
     ``params``: optional start values (``{name: value}``, names from
     ``params.PARAM_NAMES``); out-of-range values are clamped and unusable ones refused,
-    each with a visible note.  ``row``: the query row to explain (0 = 我, 1 = 爱).
+    each with a visible note.  ``row``: the query row to explain (0 = 我, 1 = 爱); anything
+    else starts at row 1 with a note.  ``tokens``: the rows' two words (two different, non-empty
+    strings); anything else (None, one word, three) is replaced by 我, 爱 with a note.
     ``scroll_into_view``: on its first drawing, the view scrolls the lab to the top of the
     notebook (the projector page ``book/lab.md``: after "Run All" the lab is what is on screen).
     """
@@ -200,32 +263,39 @@ class AttentionLab:
     def __init__(self, params: dict | None = None, row: int = 1, tokens=TOKENS, scroll_into_view: bool = False):
         import ipywidgets as widgets
 
-        ParamSlider, DKSlider, ParamCheckbox = _make_control_classes()
-        self.tokens = tuple(tokens)
+        ParamSlider, DKSlider, ParamCheckbox, RowButtons = _make_control_classes()
         self.strings = strings()
+        s_lab = self.strings["lab"]
         s_controls = self.strings["controls"]
         #: Per control (or "?name" / "row" / "set_params"): what was done with the last value set
         #: from code, as ``(value it holds, note)``.  The view shows a control's note while the
         #: control still holds that value.
         self._notes: dict[str, tuple] = {}
+        self.tokens = _tokens_of(tokens)
+        if self.tokens is None:
+            self.tokens = tuple(TOKENS)
+            self._notes["?tokens"] = (None, _fill(s_lab["tokens_refused"], raw=_short(tokens),
+                                                  tok0=TOKENS[0], tok1=TOKENS[1]))
         self._holding = False
         self.update_count = 0
         self.result = None
 
         start = default_params()
         if params is not None and not isinstance(params, Mapping):
-            self._notes["?params"] = (None, f"params 需要一个 {{参数名: 值}} 的字典，收到的 {type(params).__name__} 已忽略")
+            self._notes["?params"] = (None, _fill(s_lab["params_not_dict"], type=type(params).__name__))
             params = None
         for name, raw in (params or {}).items():
             if name not in PARAM_NAMES:
-                self._notes[f"?{name}"] = (None, f"没有名为 {name!r} 的参数，已忽略（参数名见 attention_lab.params.PARAM_NAMES）")
+                self._notes[f"?{_short(name)}"] = (None, _fill(s_lab["unknown_param"], name=_short(name)))
                 continue
             start[name], note = coerce(name, raw)
             if note:
                 self._notes[name] = (start[name], note)
-        if not (isinstance(row, (int, np.integer)) and not isinstance(row, bool) and row in (0, 1)):
-            self._notes["row"] = (None, f"row 只能是 0（{self.tokens[0]}）或 1（{self.tokens[1]}），{row!r} 已改为 1")
+        if self._row_of(row) is None:
+            self._notes["row"] = (None, _fill(s_lab["row_start"], raw=_short(row),
+                                              tok0=self.tokens[0], tok1=self.tokens[1]))
             row = 1
+        row = self._row_of(row)
 
         # --- controls -----------------------------------------------------------------
         self.controls: dict = {}
@@ -260,8 +330,8 @@ class AttentionLab:
         self.controls["causal"] = causal
         assert tuple(self.controls) == PARAM_NAMES, "controls must follow params.PARAM_NAMES"
 
-        self.row_control = widgets.ToggleButtons(
-            options=[(tok, k) for k, tok in enumerate(self.tokens)], value=row,
+        self.row_control = RowButtons(
+            self, options=[(tok, k) for k, tok in enumerate(self.tokens)], value=row,
             description=s_controls["row"], style={"description_width": "initial", "button_width": "2.6em"},
             layout=widgets.Layout(width="auto"))
         self.row_control.add_class("f11-row")
@@ -303,7 +373,8 @@ class AttentionLab:
 
     @property
     def row(self) -> int:
-        return int(self.row_control.value)
+        value = self.row_control.value
+        return value if value in (0, 1) else 1  # always 0 or 1 (RowButtons refuses anything else)
 
     @property
     def notes(self) -> list[str]:
@@ -339,17 +410,18 @@ class AttentionLab:
         does.
         """
         if not isinstance(params, Mapping):
-            raise TypeError(f"set_params 需要一个 {{参数名: 值}} 的字典，收到 {type(params).__name__}")
+            raise TypeError(_fill(self.strings["lab"]["set_params_not_dict"], type=type(params).__name__))
+        s_lab = self.strings["lab"]
         problems = []
         for name, raw in params.items():
             if name not in PARAM_NAMES:
-                problems.append(f"没有名为 {name!r} 的参数")
+                problems.append(_fill(s_lab["set_params_unknown"], name=_short(name)))
             elif refused(name, raw):
                 problems.append(coerce(name, raw, current=self.controls[name].value)[1])
-        if row is not None and row not in (0, 1):
-            problems.append(f"row 只能是 0 或 1，收到 {row!r}")
+        if row is not None and self._row_of(row) is None:
+            problems.append(_fill(s_lab["row_set_params"], raw=_short(row)))
         if problems:
-            message = "set_params 没有改动任何值：" + "；".join(problems)
+            message = _fill(s_lab["set_params_refused"], problems="；".join(problems))
             self._notes["set_params"] = (None, message)
             self._publish_notes()  # shows the message; nothing else changed
             raise ValueError(message)
@@ -365,7 +437,36 @@ class AttentionLab:
             for name, raw in params.items():
                 self.controls[name].value = raw  # coerced by the control, with its note
             if row is not None:
-                self.row_control.value = row
+                self.row_control.value = self._row_of(row)
+
+    # --- the row --------------------------------------------------------------------------
+    def _row_of(self, raw) -> int | None:
+        """The row ``raw`` names (0 or 1), or None when it names none: 0 and 1 (Python or NumPy
+        integers, not True/False; 0.0 and 1.0), the text "0"/"1" and the row's token are rows."""
+        if isinstance(raw, (bool, np.bool_)):
+            return None
+        if isinstance(raw, (int, np.integer)):
+            try:
+                return int(raw) if int(raw) in (0, 1) else None
+            except Exception:  # an int subclass whose __int__ raises
+                return None
+        if isinstance(raw, (float, np.floating)):
+            return int(raw) if raw in (0.0, 1.0) else None  # 1.0 is row 1; 1.5, NaN are none
+        if isinstance(raw, str):
+            text = raw.strip()
+            if text in ("0", "1"):
+                return int(text)
+            if text in self.tokens:
+                return self.tokens.index(text)
+        return None
+
+    def _row_refused(self, raw, current: int) -> None:
+        """A row set from code that names no row: the row stays ``current``, and the note says so."""
+        self._notes.pop("set_params", None)
+        self._notes["row"] = (None, _fill(self.strings["lab"]["row_refused"], raw=_short(raw), row=str(current),
+                                          tok=self.tokens[current], tok0=self.tokens[0], tok1=self.tokens[1]))
+        if not self._holding:
+            self._publish_notes()
 
     # --- updates --------------------------------------------------------------------------
     def _noted(self, name: str, value, note: str | None, changes: bool) -> None:

@@ -120,8 +120,13 @@ def parse_number(raw) -> float:
             return float(raw)
         except OverflowError:  # 10**400: beyond any float, so past either end of every range
             return math.inf if raw > 0 else -math.inf
+        except Exception:  # an int subclass whose __float__ raises
+            return math.nan
     if isinstance(raw, (float, np.floating)):
-        return float(raw)
+        try:
+            return float(raw)
+        except Exception:  # a float subclass whose __float__ raises: no number to read
+            return math.nan
     if not isinstance(raw, str) or len(raw) > 64:
         return math.nan
     text = normalize_number_text(raw)
@@ -141,10 +146,12 @@ def refused(name: str, raw) -> bool:
     (False, True, True, False)
     """
     if name == "causal":
-        return not isinstance(raw, (bool, np.bool_)) and str(raw).strip().lower() not in (
+        return not isinstance(raw, (bool, np.bool_)) and _text(raw).strip().lower() not in (
             "1", "true", "on", "yes", "0", "false", "off", "no")
     if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)):
-        return False  # every integer is a number: a huge one is clamped (see coerce)
+        # Every integer is a number: a huge one is clamped (see coerce); only one whose own
+        # __float__ raises has no number to give.
+        return math.isnan(parse_number(raw))
     return not math.isfinite(parse_number(raw))
 
 
@@ -169,7 +176,7 @@ def coerce(name: str, raw, current=None) -> tuple[float | bool, str | None]:
     if name == "causal":
         if isinstance(raw, (bool, np.bool_)):
             return bool(raw), None
-        text = str(raw).strip().lower()
+        text = _text(raw).strip().lower()
         if text in ("1", "true", "on", "yes"):
             return True, None
         if text in ("0", "false", "off", "no"):
@@ -207,11 +214,24 @@ def _g(x: float) -> str:
     return f"{x:g}".replace("-", "\u2212")
 
 
+def _text(raw) -> str:
+    """``str(raw)``, or ``"<type name>"`` when the object's ``__str__`` raises (or returns no text):
+    a value given to a control is quoted in its note, never allowed to raise out of it."""
+    try:
+        text = str(raw)
+    except Exception:
+        text = None
+    return text if isinstance(text, str) else f"<{type(raw).__name__}>"
+
+
 def _short(raw) -> str:
     """A refused value as a note quotes it: at most 24 characters (as attention.js shortText)."""
     if isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)) and abs(raw) >= 10**24:
         digits = str(abs(int(raw)))  # too big for f"{:g}" (a float): written as it would be
         mantissa = (digits[0] + "." + digits[1:4]).rstrip("0").rstrip(".")
         return f"{'−' if raw < 0 else ''}{mantissa}e+{len(digits) - 1}"
-    text = raw if isinstance(raw, str) else (f"{raw:g}" if isinstance(raw, float) else str(raw))
+    try:
+        text = raw if isinstance(raw, str) else (f"{raw:g}" if isinstance(raw, float) else _text(raw))
+    except Exception:  # a float subclass whose __format__ raises
+        text = _text(raw)
     return text if len(text) <= 24 else text[:24] + "…"

@@ -28,6 +28,7 @@ import html
 import json
 import math
 import re
+from collections.abc import Mapping
 from urllib.parse import quote
 
 from .core import BASELINE, TOKENS, general_attention, multi_head_attention
@@ -61,8 +62,59 @@ TOKEN_MAX = 8
 SITE_SHAPES_PAGE = "https://f11-attention.github.io/f11-attention-book/book/shapes.html"
 
 
+#: What every state holds (``h`` may be missing: one head).
+STATE_KEYS = ("n", "m", "d_model", "d_k", "d_v", "mode", "causal", "pad", "tables", "tokens", "source_tokens", "row")
+
+
+def _api(key: str, **values) -> str:
+    return _fill(strings()["api"][key], **values)
+
+
+def check_state(state, where: str = "check_state", cells: bool = True) -> dict:
+    """``state`` if it is a whole state of the shapes lab, else a clear Chinese ``ValueError``:
+    not a dict (None), keys missing (``{}``), a shape outside :data:`LIMITS` (n = 10000), a table
+    of the wrong shape, or (``cells``) a cell that is no finite number (NaN would be written into
+    a link as "nan").  The public functions that take a state call it first."""
+    if not isinstance(state, Mapping):
+        raise ValueError(_api("state_type", where=where, type=type(state).__name__))
+    missing = [k for k in STATE_KEYS if k not in state]
+    if missing:
+        raise ValueError(_api("state_missing", where=where, keys="、".join(missing)))
+    for key in SHAPE_KEYS:
+        value = state.get(key, 1)
+        lo, hi = LIMITS[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(_api("state_shape", where=where, name=key, min=lo, max=hi, raw=_short(value)))
+    keys = state["m"] if state["mode"] == "cross" else state["n"]
+    pad = state["pad"]
+    if isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad <= keys - 1:
+        raise ValueError(_api("state_shape", where=where, name="pad", min=0, max=keys - 1, raw=_short(pad)))
+    tables = state["tables"]
+    needed = [t for t in TABLES if (t != "Xs" or state["mode"] == "cross") and (t != "Wo" or state.get("h", 1) > 1)]
+    if not isinstance(tables, Mapping) or any(t not in tables for t in needed):
+        raise ValueError(_api("state_missing", where=where,
+                              keys="tables 的 " + "、".join(t for t in needed if not isinstance(tables, Mapping) or t not in tables)))
+    for t in needed:
+        rows, cols = table_shape(t, state)
+        table = tables[t]
+        if not (isinstance(table, (list, tuple)) and len(table) == rows
+                and all(isinstance(r, (list, tuple)) and len(r) == cols for r in table)):
+            raise ValueError(_api("state_table", where=where, name=t, rows=rows, cols=cols))
+        if cells:
+            for i, row in enumerate(table):
+                for j, v in enumerate(row):
+                    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                        raise ValueError(_api("state_cell", where=where, name=t, i=i, j=j, raw=_short(v)))
+    return state
+
+
 def table_shape(name: str, state: dict) -> tuple[int, int]:
     """(rows, columns) of input table ``name`` in ``state`` (h heads: Wq [d_model, h·d_k]...)."""
+    if not isinstance(state, Mapping):
+        raise ValueError(_api("state_type", where="table_shape", type=type(state).__name__))
+    missing = [k for k in ("n", "m", "d_model", "d_k", "d_v") if k not in state]
+    if missing:
+        raise ValueError(_api("state_missing", where="table_shape", keys="、".join(missing)))
     h = state.get("h", 1)
     return {"X": (state["n"], state["d_model"]), "Xs": (state["m"], state["d_model"]),
             "Wq": (state["d_model"], h * state["d_k"]), "Wk": (state["d_model"], h * state["d_k"]),
@@ -256,7 +308,10 @@ def _js_number(x: float) -> str:
 def to_query(state: dict) -> str:
     """The address's query for ``state``, character for character as shapes.js ``toQuery`` writes
     it (n, mode and m, d_model, d_k, d_v, h, causal, pad, the tables row by row, row, tok, src).
-    h and Wo only when h > 1: an address without them is the lab of one head, as before heads."""
+    h and Wo only when h > 1: an address without them is the lab of one head, as before heads.
+    A state that is not whole, or holds a cell that is no finite number, is refused
+    (:func:`check_state`): a link never says "nan"."""
+    check_state(state, "to_query")
     parts = [f"n={state['n']}"]
     cross = state["mode"] == "cross"
     heads = state.get("h", 1) > 1
@@ -285,6 +340,7 @@ def to_query(state: dict) -> str:
 def link(state: dict, base: str = SITE_SHAPES_PAGE) -> str:
     """The site's address that opens ``state`` in the shapes lab (``base`` + ``?`` + :func:`to_query`,
     the lab's anchor ``#shapes-lab``), as the site's 复制链接 gives it."""
+    check_state(state, "link")
     return f"{base}?{to_query(state)}#shapes-lab"
 
 
@@ -292,6 +348,7 @@ def compute(state: dict):
     """The state's attention (:func:`attention_lab.core.general_attention`; with h > 1 heads
     :func:`attention_lab.core.multi_head_attention`, joined by Wo).  ``causal`` is the reader's
     causal box: applied in self mode only (cross-attention reads the whole source)."""
+    check_state(state, "compute", cells=False)  # the core refuses a bad cell with its own kind
     t = state["tables"]
     source = t["Xs"] if state["mode"] == "cross" else None
     causal, pad = bool(state["causal"]) and state["mode"] == "self", int(state["pad"])
@@ -334,6 +391,7 @@ def worked(state: dict, row: int | None = None, head: int = 0) -> list[dict]:
     the keys in cross mode, and the padded keys' own line (``masked_pad``), as attention.js
     ``workedSteps`` writes them on the site and in Jupyter.  With h > 1 heads: head ``head``'s
     five stages, then the projection (:func:`projection_steps`)."""
+    check_state(state, "worked", cells=False)
     keys = state["source_tokens"] if state["mode"] == "cross" else state["tokens"]
     row = state["row"] if row is None else row
     result = compute(state)
@@ -391,6 +449,7 @@ class ShapesLabHTML:
 def resized(state: dict, **change) -> dict:
     """``state`` with shapes/mode/pad changed as the controls change them: cells that remain keep
     their values, new cells and tokens take the defaults (as shapes.js ``fit``)."""
+    check_state(state, "resized", cells=False)
     for key, value in change.items():
         if key in SHAPE_KEYS or key == "pad":
             if isinstance(value, bool) or not isinstance(value, int) or not LIMITS.get(key, (0, 5))[0] <= value <= LIMITS.get(key, (0, 5))[1]:

@@ -70,7 +70,7 @@ def test_javascript_general_attention_equals_python_for_many_shapes(tmp_path):
                           capture_output=True, text=True, env={"SHAPE_VECTORS": str(vectors), "PATH": "/usr/bin:/bin"},
                           timeout=120)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
-    assert "# pass 7" in proc.stdout
+    assert "# pass 8" in proc.stdout
 
 
 # ------------------------------------------------ several heads (issue 31)
