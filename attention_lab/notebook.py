@@ -18,9 +18,18 @@ way the prose writes numbers (:data:`FORMATS`)::
 In the book build it also hands the raw value to myst-nb's own ``glue`` (kept for tools that
 read glued data); without myst-nb (Binder, a downloaded notebook) that part is skipped.
 ``IN_BOOK_TOOLS`` says whether myst-nb is there.
+
+The chapter shows the core's own code the same way: :func:`show_code` (an excerpt of a function,
+as a Python code block) and :func:`show_code_folded` (whole functions in a folded box) return
+Markdown that a hidden cell displays.  myst-nb renders it on the site and jupyterlab-myst in
+Jupyter (a ``{literalinclude}`` shows nothing there: it cannot read files), and the code is
+read from the function with :mod:`inspect` when the cell runs, never re-typed.
 """
 
 from __future__ import annotations
+
+import inspect
+import textwrap
 
 try:
     from myst_nb import glue as _myst_glue
@@ -84,4 +93,66 @@ def glue(name: str, variable, display: bool = True, namespace: dict | None = Non
         show(variable)
 
 
-__all__ = ["FORMATS", "IN_BOOK_TOOLS", "Shown", "glue", "shown_texts"]
+def source_excerpt(function, start_at: str | None = None, end_at: str | None = None,
+                   leave_out: tuple[str, ...] = ()) -> str:
+    """The source of ``function`` (dedented), or a part of it.
+
+    ``start_at`` / ``end_at``: the excerpt runs from the first line containing ``start_at`` to the
+    first line from there on containing ``end_at`` (both kept), as Sphinx's ``literalinclude`` cuts;
+    ``leave_out``: lines containing any of these strings are dropped (an input check between two
+    lines that teach).  Raises ``ValueError`` when a marker is not found or nothing is left, so an
+    edit of the quoted code that moves the excerpt fails the build instead of showing the wrong lines.
+
+    >>> from attention_lab.core import softmax
+    >>> print(source_excerpt(softmax, "exps = np.exp", "return exps"))
+    exps = np.exp(scores - row_max)
+    return exps / np.sum(exps, axis=axis, keepdims=True)
+    """
+    lines = inspect.getsource(function).splitlines()
+    name = getattr(function, "__qualname__", repr(function))
+    if start_at is not None:
+        starts = [i for i, line in enumerate(lines) if start_at in line]
+        if not starts:
+            raise ValueError(f"{name}: no line contains {start_at!r}")
+        lines = lines[starts[0]:]
+    if end_at is not None:
+        ends = [i for i, line in enumerate(lines) if end_at in line]
+        if not ends:
+            raise ValueError(f"{name}: no line after the start contains {end_at!r}")
+        lines = lines[:ends[0] + 1]
+    lines = [line for line in lines if not any(word in line for word in leave_out)]
+    text = textwrap.dedent("\n".join(lines)).strip("\n")
+    if not text.strip():
+        raise ValueError(f"{name}: the excerpt is empty")
+    return text
+
+
+def _fenced(code: str) -> str:
+    fence = "```"
+    while fence in code:
+        fence += "`"
+    return f"{fence}python\n{code}\n{fence}"
+
+
+def show_code(function, start_at: str | None = None, end_at: str | None = None,
+              leave_out: tuple[str, ...] = ()):
+    """:func:`source_excerpt` as Markdown (a Python code block) for a cell to display."""
+    from IPython.display import Markdown
+
+    return Markdown(_fenced(source_excerpt(function, start_at, end_at, leave_out)))
+
+
+def show_code_folded(summary: str, intro: str, *functions, css_class: str = "f11-full-code"):
+    """Whole functions in a MyST dropdown titled ``summary``, after the paragraph ``intro``.
+
+    The cell that displays it needs ``mystnb: markdown_format: myst`` in its metadata: myst-nb
+    renders text/markdown outputs as CommonMark unless told, and the dropdown is a directive.
+    """
+    from IPython.display import Markdown
+
+    blocks = "\n\n".join(_fenced(source_excerpt(f)) for f in functions)
+    return Markdown(f":::{{dropdown}} {summary}\n:class-container: {css_class}\n\n{intro}\n\n{blocks}\n:::\n")
+
+
+__all__ = ["FORMATS", "IN_BOOK_TOOLS", "Shown", "glue", "show_code", "show_code_folded", "shown_texts",
+           "source_excerpt"]

@@ -572,36 +572,39 @@ EXCERPT_NOISE = ("_check", "raise ", '"""', "AttentionInputError")
 
 
 def check_excerpts(folder: Path, source: str, report: Report) -> None:
-    """Each ``literalinclude`` trimmed with ``:lines:`` shows only code that teaches.
+    """Each excerpt of attention_lab's code the chapter shows (``show_code(...)``) shows only code that teaches.
 
-    ``:lines:`` counts lines inside the window that ``:pyobject:`` / ``:start-at:`` / ``:end-at:`` cut,
-    so an edit of the quoted file can shift what is shown without any warning from Sphinx; this reads
-    the excerpt exactly as Sphinx does and fails if it now holds an input check or a docstring.
+    A hidden cell displays ``show_code(function, start_at=..., end_at=..., leave_out=...)``
+    (attention_lab/notebook.py), which cuts the function's current source when the cell runs.  An
+    edit of the quoted function can move an input check or a docstring into that window without
+    any error; this cuts the excerpt exactly as the cell does and fails if it now holds one.
+    ``folder`` is unused (kept for the callers).
     """
-    from sphinx.config import Config
-    from sphinx.directives.code import LiteralIncludeReader
+    import ast
 
-    for m in re.finditer(r"^```\{literalinclude\}\s+(\S+)\n((?::[\w-]+:.*\n)*)", source, re.M):
-        options = dict(re.findall(r"^:([\w-]+):\s*(.*)$", m.group(2), re.M))
-        if "lines" not in options:
+    from attention_lab import core
+    from attention_lab.notebook import source_excerpt
+
+    for m in re.finditer(r"^```\{code-cell\}[^\n]*\n(.*?)^```", source, re.M | re.S):
+        if "show_code(" not in m.group(1):
             continue
+        code = re.sub(r"\A---\n.*?^---\n", "", m.group(1), flags=re.M | re.S)
         line = source.count("\n", 0, m.start()) + 1
-        if "dedent" in options:
-            options["dedent"] = int(options["dedent"])
-        config = Config({}, {})
-        config.source_encoding = "utf-8"
-        quoted = (folder / m.group(1)).resolve()
-        if not quoted.exists():  # a copy of the chapter elsewhere (the tests): the book's own file
-            quoted = (DEFAULT_CHAPTER.parent / m.group(1)).resolve()
-        try:
-            text, _ = LiteralIncludeReader(str(quoted), options, config).read()
-        except (OSError, ValueError) as exc:
-            report.fail(line, f"the excerpt of {m.group(1)} cannot be read: {exc}")
-            continue
-        noisy = [t.strip() for t in text.splitlines() if any(word in t for word in EXCERPT_NOISE)]
-        if noisy or not text.strip():
-            report.fail(line, f"the trimmed excerpt of {m.group(1)} ({options.get('pyobject', '')}) now shows "
-                              f"{noisy or 'nothing'}: adjust :lines: to the code that changed")
+        for call in ast.walk(ast.parse(code)):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "show_code"):
+                continue
+            name = ast.unparse(call.args[0]) if call.args else "?"
+            try:
+                kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+                args = [ast.literal_eval(a) for a in call.args[1:]]
+                text = source_excerpt(getattr(core, name), *args, **kwargs)
+            except (AttributeError, ValueError, TypeError) as exc:
+                report.fail(line, f"the excerpt of core.{name} cannot be cut: {exc}")
+                continue
+            noisy = [t.strip() for t in text.splitlines() if any(word in t for word in EXCERPT_NOISE)]
+            if noisy:
+                report.fail(line, f"the trimmed excerpt of core.{name} now shows {noisy}: adjust its "
+                                  f"start_at / end_at / leave_out to the code that changed")
 
 
 # ============================================================================ meaning
@@ -1183,6 +1186,19 @@ def _norm_math(text: str) -> str:
     return t.replace("'", "′")
 
 
+#: A citation as the pages write it (book/_ext/f11_cite.py): its label, linked to the references.
+CITE_LINK = re.compile(r"\[\[([^\[\]]+)\]\]\((?:f11-attention\.md)?#f11-references\)")
+
+
+@lru_cache(maxsize=None)
+def cite_key(label: str) -> str:
+    """The references.bib key of a citation label (``VSP+17`` -> ``vaswani2017attention``), as the site labels it."""
+    sys.path.insert(0, str(DEFAULT_CHAPTER.parent / "_ext"))
+    from f11_cite import bib_labels
+
+    return bib_labels([DEFAULT_CHAPTER.parent / "references.bib"]).get(label, f"no entry labelled {label}")
+
+
 @lru_cache(maxsize=None)
 def normalise_prose(line: str) -> str:
     """What the reader sees, in one plain notation: glue roles, references and markup removed."""
@@ -1190,6 +1206,7 @@ def normalise_prose(line: str) -> str:
     t = re.sub(r"\{(?:ref|numref|doc)\}`([^`<]*)<[^`>]*>`", r"\1", t)
     t = re.sub(r"\{(?:ref|numref|doc|eq)\}`[^`]*`", "", t)
     t = re.sub(r"\{cite(?::\w+)?\}`([^`]*)`", r"⟦cite:\1⟧", t)
+    t = CITE_LINK.sub(lambda m: f"⟦cite:{cite_key(m.group(1))}⟧", t)
     t = re.sub(r"<[^<>]*>", "", t)  # HTML tags
     t = re.sub(r"\]\([^)]*\)", "]", t)  # markdown link targets
     t = re.sub(r"https?://\S+", "", t)

@@ -5,8 +5,10 @@ from ``binder/requirements.txt`` alone, ``binder/postBuild`` run for a fresh use
 ``jupyter lab`` / ``jupyter notebook`` (no flags of the tests' own for news, update checks or
 viewers).  Chromium at 1024×768, JupyterLab's default layout (file browser open).  The server
 serves a temporary git copy of the working tree; each app opens both notebooks, runs all
-cells, waits for jupyterlab-myst's ``{eval}`` numbers, reads what the markdown cells show,
-then saves and closes them as a reader would.  Then ``git status`` of the copy must be clean.
+cells, waits for jupyterlab-myst's ``{eval}`` numbers, reads what the markdown cells and the
+Markdown outputs show, then saves and closes them as a reader would; JupyterLab also opens
+README.md and book/index.md (plain Markdown) and follows one link between pages.  Then
+``git status`` of the copy must be clean.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pytest
 
 from attention_lab import attention, baseline
 from attention_lab.chapter import chapter_numbers, lab_experiments
+from binder_env import CURRENT, KERNEL_READY, notebook_url  # scripts/ is on sys.path (tests/conftest.py)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,18 +41,59 @@ EVALUATED = """() => {
   });
 }"""
 
-#: What the markdown cells show (jupyterlab-myst renders into .myst), and their dropdowns.
+#: What the markdown cells show (jupyterlab-myst renders into .myst), and their dropdowns; the
+#: Markdown outputs of code cells (the core's code, jupyterlab-myst's text/markdown renderer);
+#: the links to other files; and, per code cell the site hides (remove-input), whether its code is folded.
 READ = """() => {
   const md = [...document.querySelectorAll('.jp-MarkdownCell .myst')];
   const details = [...document.querySelectorAll('.jp-MarkdownCell .myst details')];
+  const outputs = [...document.querySelectorAll('.jp-OutputArea .jp-RenderedMySTMarkdown')];
+  const cells = window.jupyterapp.shell.currentWidget.content.widgets;
   return {
     text: md.map(e => e.textContent).join('\\n'),
     dropdowns: details.map(d => ({summary: d.querySelector('summary')?.textContent.trim() || '',
                                   open: d.open,
                                   shown: [...d.children].some(c => c.tagName !== 'SUMMARY' && c.checkVisibility())})),
     toasts: [...document.querySelectorAll('.Toastify__toast')].map(t => t.textContent.trim()),
+    outputs: outputs.map(e => ({text: e.textContent, code: [...e.querySelectorAll('pre')].map(p => p.textContent),
+                                folded: [...e.querySelectorAll('details')].map(d => d.querySelector('summary')?.textContent.trim() || '')})),
+    links: md.flatMap(e => [...e.querySelectorAll('a')].map(a => ({text: a.textContent.trim(), href: a.getAttribute('href') || ''})))
+             .filter(a => /\\.md([?#]|$)/.test(a.href)),
+    hidden: cells.filter(c => c.model.type === 'code' && (c.model.getMetadata('tags') || []).includes('remove-input'))
+                 .map(c => ({start: c.model.sharedModel.getSource().slice(0, 60), hidden: c.inputHidden})),
   };
 }"""
+
+#: Files a reader opens only to read (no Jupytext header): they open as notebooks too, and must
+#: not be changed by it.
+PLAIN_MARKDOWN = ("README.md", "book/index.md")
+
+
+def open_save_and_close(binder_env, page, base, token, path, app):
+    """Open a plain Markdown file as a double-click does, save it, close it (its kernel shut down)."""
+    page.goto(notebook_url(base, token, path, app))
+    page.wait_for_function(f"p => {CURRENT} && {CURRENT}.context && "
+                           f"{CURRENT}.context.path === p && {CURRENT}.context.isReady",
+                           arg=path, timeout=60_000)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    # It has no kernelspec: JupyterLab asks for a kernel; the reader takes the one offered
+    # (which puts a kernelspec into the notebook's metadata, the change autosave would write).
+    page.locator(".jp-Dialog button", has_text=re.compile("^(Select|选择)$")).click(timeout=60_000)
+    page.wait_for_function(KERNEL_READY, timeout=60_000)
+    binder_env.save_and_close(page)
+
+
+def click_link_opens(binder_env, page, text: str, path: str) -> bool:
+    """Click the markdown link ``text`` in the current notebook; True if JupyterLab then shows ``path``."""
+    page.locator(".jp-MarkdownCell .myst a", has_text=text).first.click(timeout=30_000)
+    try:
+        page.wait_for_function(f"p => {CURRENT} && {CURRENT}.context && {CURRENT}.context.path === p",
+                               arg=path, timeout=30_000)
+    except Exception:
+        return False
+    # Closed unsaved (nothing was changed in it; saving here can wait on its starting kernel).
+    page.evaluate(f"async () => {{ const w = {CURRENT}; await w.sessionContext.shutdown(); w.dispose(); }}")
+    return True
 
 
 def tracked_copy(dest: Path) -> Path:
@@ -82,12 +126,20 @@ def room(request, binder_env, browser, repo_copy, tmp_path_factory) -> dict:
         context = browser.new_context(viewport={"width": 1024, "height": 768})
         page = context.new_page()
         try:
-            for path in PAGES:
+            if app == "lab":  # Binder's interface (launch_buttons: jupyterlab); the same contents manager serves both
+                for path in PLAIN_MARKDOWN:
+                    open_save_and_close(binder_env, page, base, token, path, app)
+            for number, path in enumerate(PAGES):
                 binder_env.open_and_run(page, base, token, path, app)
                 page.wait_for_function(EVALUATED, timeout=60_000)
-                page.wait_for_timeout(1500)  # a late toast (the news question comes after start-up)
+                if number == 0:
+                    page.wait_for_timeout(1500)  # a late toast (the news question comes after start-up)
                 seen[path] = page.evaluate(READ)
                 page.screenshot(path=str(shots / (Path(path).stem + ".png")))
+                if app == "lab" and path == "book/lab.md":  # Notebook 7 opens a link in a new browser tab
+                    seen["link_opened"] = click_link_opens(binder_env, page, "正文", "book/f11-attention.md")
+                    page.wait_for_function(f"() => {CURRENT} && {CURRENT}.context.path === 'book/lab.md'",
+                                           timeout=30_000)
                 binder_env.save_and_close(page)
         except Exception as error:
             page.screenshot(path=str(shots / "failure.png"))
@@ -151,3 +203,75 @@ def test_references_read_as_text(room):
 
 def test_opening_running_saving_and_closing_leaves_git_status_clean(room):
     assert room["status"] == "", f"{room['app']} changed the checkout:\n{room['status']}\n{room['diff'][:3000]}"
+
+
+def test_chapter_shows_the_cores_own_code(room):
+    """The excerpts of attention_lab/core.py and the folded full functions show in Jupyter as on the site."""
+    import inspect
+
+    from attention_lab import core
+
+    outputs = room["book/f11-attention.md"]["outputs"]
+    code = "\n".join(c for o in outputs for c in o["code"])
+    for line in ("exps = np.exp(scores - row_max)", "S = Q @ K.T / np.sqrt(d_k) + M", "O = _mix(A, V)"):
+        assert line in inspect.getsource(core) and line in code, f"{room['app']}: {line!r} is not shown"
+    excerpt = next(o for o in outputs if "S = Q @ K.T" in o["text"] and not o["folded"])
+    assert "_check_overflow" not in excerpt["text"], f"{room['app']}: the excerpt shows the input check"
+    folded = [o for o in outputs if o["folded"]]
+    assert folded and folded[0]["folded"][0].startswith("完整的"), f"{room['app']}: no folded full code: {outputs}"
+    shown = [line.strip() for block in folded[0]["code"] for line in block.splitlines() if line.strip()]
+    for function in (core.softmax, core.scaled_dot_product_attention):  # every line, in order (indent aside)
+        lines = [line.strip() for line in inspect.getsource(function).splitlines() if line.strip()]
+        start = shown.index(lines[0]) if lines[0] in shown else -1
+        assert start >= 0 and shown[start:start + len(lines)] == lines, f"{room['app']}: {function.__name__} " \
+            f"is not shown whole: {[line for line in lines if line not in shown][:5]}"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_unknown_directive_or_role(room, path):
+    shown = room[path]["text"] + "\n".join(o["text"] for o in room[path]["outputs"])
+    for error in ("Unknown Directive", "Unknown Role"):
+        assert error not in shown, f"{room['app']} {path}: {error!r} shown"
+
+
+def test_links_to_other_pages_name_files_and_labels_that_exist(room, repo_copy):
+    links = [link for path in PAGES for link in room[path]["links"]]
+    assert len(links) >= 5, f"{room['app']}: {links}"
+    from urllib.parse import urlparse
+
+    for link in links:  # JupyterLab writes them as its /files/ URLs: .../files/book/shapes.md?_xsrf=...#label
+        url = urlparse(link["href"])
+        name, label = Path(url.path).name, url.fragment
+        page = repo_copy / "book" / name
+        assert page.exists(), f"{room['app']}: {link} points to no page"
+        if label:
+            assert f"({label})=" in page.read_text("utf-8"), f"{room['app']}: {link}: no label {label} in {name}"
+
+
+def test_a_link_to_another_page_opens_it_in_jupyterlab(room):
+    if room["app"] != "lab":
+        pytest.skip("Notebook 7 opens a link in a new browser tab")
+    assert room["link_opened"], "clicking 正文 in lab.md did not open book/f11-attention.md"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_code_the_site_hides_is_folded_in_jupyter(room, path):
+    hidden = room[path]["hidden"]
+    assert hidden, f"{room['app']} {path}: no remove-input cells found"
+    shown = [c["start"] for c in hidden if not c["hidden"]]
+    assert not shown, f"{room['app']} {path}: code the site hides is shown: {shown}"
+
+
+def test_citations_show_the_sites_labels_not_unresolved_keys(room):
+    """jupyterlab-myst reads no .bib: the chapter writes each citation as its label linked to 参考资料."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from f11_cite import bib_labels
+
+    text = room["book/f11-attention.md"]["text"]
+    labels = bib_labels([ROOT / "book" / "references.bib"])
+    for label, key in labels.items():
+        assert f"[{label}]" in text, f"{room['app']}: the citation [{label}] is not shown"
+        assert key not in text, f"{room['app']}: the unresolved citation key {key} is shown"
+    assert "Citation Not Found" not in text

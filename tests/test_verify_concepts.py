@@ -180,7 +180,7 @@ def test_real_book_prose_is_checked_and_passes():
         # A vector in a self-check answer.
         ("f11-attention.md", r"(?<=\$v_1=\[0, )20(?=\]\$)", "30", "v₁"),
         # A year next to its citation.
-        ("f11-attention.md", r"2017(?= 年的论文 \{cite\}`vaswani2017attention`)", "2016", "year 2016"),
+        ("f11-attention.md", r"2017(?= 年的论文 \[\[VSP\+17\]\]\(#f11-references\))", "2016", "year 2016"),
         # A reference to a self-check question that does not exist.
         ("f11-attention.md", r"(?<=课后自检第 )11(?= 题)", "19", "no self-check question 19"),
         # A shape in notation.md's table.
@@ -255,8 +255,8 @@ def test_the_self_check_count_adds_up_every_part(tmp_path, pattern, replacement)
 
 
 def test_a_trimmed_code_excerpt_that_shifts_onto_an_input_check_fails(tmp_path):
-    # :lines: counts inside the start-at/end-at window: 1-4 would bring in the overflow check.
-    proc = run(book_copy(tmp_path, "f11-attention.md", r"(?<=:lines: )1-2,4-5", "1-4"))
+    # Without leave_out the start_at/end_at window of scaled_dot_product_attention holds the overflow check.
+    proc = run(book_copy(tmp_path, "f11-attention.md", r'leave_out=\("_check_overflow",\)', "leave_out=()"))
     assert proc.returncode == 1, proc.stdout
     assert "trimmed excerpt" in proc.stdout and "_check_overflow" in proc.stdout, proc.stdout
 

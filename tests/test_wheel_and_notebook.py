@@ -160,7 +160,7 @@ def test_a_failed_install_says_in_one_chinese_sentence_which_files_to_put_beside
     for file in shipped:
         if file.name.split("-")[0] in beside:
             (tmp_path / file.name).write_bytes(file.read_bytes())
-    cell = f11_site.INSTALL_CELL.format(repository=REPOSITORY, files=names, files_comment="")
+    cell = f11_site.install_cell(REPOSITORY, names)
     proc = subprocess.run([str(bare_python), "-c", cell], cwd=tmp_path, capture_output=True, text=True,
                           env=offline_env(), timeout=300)
     assert proc.returncode != 0
@@ -173,3 +173,21 @@ def test_a_failed_install_says_in_one_chinese_sentence_which_files_to_put_beside
     namespace = {}
     exec(cell.replace('if importlib.util.find_spec("attention_lab") is None:', "if False:"), namespace)
     assert namespace["InstallFailed"]("一句话。")._render_traceback_() == ["一句话。"]
+
+
+def test_with_every_wheel_beside_it_offline_the_install_names_the_packages_pip_must_download(wheel, shipped,
+                                                                                              bare_python, tmp_path):
+    """The wheels beside the notebook are only attention_lab's pure-Python ones; numpy, matplotlib and
+    ipywidgets (in every Jupyter that Colab or a JupyterHub gives) are named, not "pip failed"."""
+    names = [f.name for f in shipped]
+    for file in shipped:
+        (tmp_path / file.name).write_bytes(file.read_bytes())
+    proc = subprocess.run([str(bare_python), "-c", f11_site.install_cell(REPOSITORY, names)], cwd=tmp_path,
+                          capture_output=True, text=True, env=offline_env(), timeout=300)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("InstallFailed: 没能安装 attention_lab：这个 Jupyter 里没有 "), last
+    named = last.split("没有 ", 1)[1].split("，", 1)[0].split("、")
+    assert sorted(named) == sorted(n for n in f11_site.package_needs() if n not in f11_site.DEPENDENCY_WHEELS), last
+    assert {"numpy", "matplotlib", "ipywidgets"} <= set(named) and "anywidget" not in named, last
+    assert last.endswith("然后重新运行这个单元。"), last

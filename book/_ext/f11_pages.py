@@ -394,8 +394,27 @@ def theme_catalog_first(app) -> None:
     locale.translators["general", "booktheme"] = ours
 
 
+def label_anchors(app, doctree) -> None:
+    """Make ``[文字](shapes.md#f11-shapes)`` reach a ``(label)=`` of another page, as ``{ref}`` does.
+
+    The pages link to each other with relative Markdown links because JupyterLab opens those
+    (jupyterlab-myst leaves a ``{ref}`` to another notebook unresolved).  myst-parser resolves the
+    ``#anchor`` of such a link only among its heading slugs (``myst_slugs``, written for
+    ``myst_heading_anchors``); this adds each of the page's explicit labels there, with the id
+    and title the standard domain gave it, so a link to a label Sphinx does not know is still
+    a warning (an error under ``-W``).
+    """
+    docname = app.env.docname
+    labels = app.env.get_domain("std").labels
+    slugs = app.env.metadata[docname].setdefault("myst_slugs", {})
+    for name, (doc, labelid, title) in labels.items():
+        if doc == docname and labelid:
+            slugs.setdefault(name, (0, labelid, title))
+
+
 def setup(app):
     theme_catalog_first(app)
+    app.connect("doctree-read", label_anchors)
     # Before sphinx-external-toc's own handler (500), which writes a bare redirect
     # when index.html does not exist yet.
     app.connect("build-finished", write_root_page, priority=400)

@@ -47,6 +47,7 @@ INSTALL_CELL = """\
 # 这些文件都在时不需要网络；缺的依赖会从 PyPI 下载；没有 attention_lab 的 wheel 时从本书的代码仓库安装。
 # 已经装好时，这个单元什么也不做。
 # Installs the book's package when missing: offline from the wheels beside this notebook, else online.
+import importlib.metadata
 import importlib.util
 import subprocess
 import sys
@@ -54,6 +55,7 @@ from pathlib import Path
 
 WHEELS = {files!r}
 REPOSITORY = {repository!r}
+NEEDS = {needs!r}  # what attention_lab needs (distribution names); the wheels above hold only some
 
 
 class InstallFailed(Exception):
@@ -61,6 +63,14 @@ class InstallFailed(Exception):
 
     def _render_traceback_(self):
         return [str(self)]
+
+
+def _installed(name):
+    try:
+        importlib.metadata.version(name)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
 
 
 def install_attention_lab(here=Path.cwd()):
@@ -75,12 +85,20 @@ def install_attention_lab(here=Path.cwd()):
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode == 0:
             importlib.invalidate_caches()
+            print("安装好了。如果实验台一直显示“实验台正在加载……”，请刷新浏览器页面，再运行一遍："
+                  "刚装好的控件要等页面重新载入后才显示。")
             return
     missing = [name for name in WHEELS if not (here / name).exists()]
     print(done.stdout[-1500:] + done.stderr[-1500:], file=sys.stderr)  # pip's own report, for the curious
     if missing:
         raise InstallFailed("没能安装 attention_lab：请从本书网站的 _notebooks/ 文件夹下载 " + "、".join(missing)
                             + "，放到本笔记本所在的文件夹 " + str(here) + "（或者连上网络），然后重新运行这个单元。")
+    # Installed neither here nor as a wheel beside the notebook: pip needs the package index for these.
+    absent = [name for name in NEEDS if not _installed(name) and not list(here.glob(name.replace("-", "_") + "-*.whl"))]
+    if absent:
+        raise InstallFailed("没能安装 attention_lab：这个 Jupyter 里没有 " + "、".join(absent) + "，" + str(here)
+                            + " 里也没有它们的安装文件（它们因平台而异，本书不附带），要从 PyPI 下载："
+                            + "请连上网络（或者先用 pip 装好它们），然后重新运行这个单元。")
     raise InstallFailed("没能安装 attention_lab：所需的文件都在 " + str(here)
                         + "，但 pip 仍然失败（原因见上面 pip 的输出），请连上网络或检查 pip 的设置后重新运行这个单元。")
 
@@ -98,6 +116,22 @@ def repository_requirement(url: str, branch: str = "") -> str:
     return f"{url}@{branch}" if branch else url
 
 
+def package_needs() -> list[str]:
+    """The distributions attention_lab requires (its metadata's Requires-Dist names: numpy, ...)."""
+    import re
+    from importlib.metadata import requires
+
+    return [re.match(r"[A-Za-z0-9_.-]+", req).group(0) for req in requires("attention-lab") or []
+            if "extra ==" not in req]
+
+
+def install_cell(repository: str, files, needs=None) -> str:
+    """The source of the install cell (INSTALL_CELL) for these wheel file names and requirement."""
+    files = list(files)
+    return INSTALL_CELL.format(repository=repository, files=files, files_comment="\n#   ".join(files),
+                               needs=list(package_needs() if needs is None else needs))
+
+
 def notebook_from_md(source, docname: str, repository: str, files=("attention_lab-0.1.0-py3-none-any.whl",)):
     """The .ipynb readers download for a MyST notebook page (without outputs).
 
@@ -110,13 +144,13 @@ def notebook_from_md(source, docname: str, repository: str, files=("attention_la
 
     notebook = jupytext.read(source)
     # Opened as .ipynb, it must not ask to be paired with a .md that is not there.
-    notebook.metadata.get("jupytext", {}).pop("text_representation", None)
+    # Nor carry the .md's save filters (they only say what Jupytext writes back into the .md).
+    for key in ("text_representation", "notebook_metadata_filter", "cell_metadata_filter"):
+        notebook.metadata.get("jupytext", {}).pop(key, None)
     notebook.metadata.setdefault("jupytext", {})["notice"] = (
         f"Generated from {docname}.md when the book was built; edit the .md, not this file."
     )
-    files = list(files)
-    install = nbformat.v4.new_code_cell(INSTALL_CELL.format(
-        repository=repository, files=files, files_comment="\n#   ".join(files)))
+    install = nbformat.v4.new_code_cell(install_cell(repository, files))
     install.metadata["tags"] = ["install-attention-lab"]
     notebook.cells.insert(0, install)
     return notebook
