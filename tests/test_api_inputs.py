@@ -248,3 +248,30 @@ def test_a_state_with_a_shape_outside_the_limits_is_refused_by_name(key, value):
     state = {**shapes.default_state(), key: value}
     with pytest.raises(ValueError, match=rf"^shapes\.to_query：{key} 只能是 \d 到 \d 的整数"):
         shapes.to_query(state)
+
+
+# --- item 9: the JS twin's overflow cases are the core's ------------------------------------
+OVERFLOW_CASES = json.loads((ROOT / "tests" / "js" / "overflow_cases.json").read_text(encoding="utf-8"))["cases"]
+
+
+def _decode(table):
+    words = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+    return [[words[v] if isinstance(v, str) else v for v in row] for row in table]
+
+
+@pytest.mark.parametrize("case", OVERFLOW_CASES, ids=[c["label"] for c in OVERFLOW_CASES])
+def test_the_python_core_refuses_the_twins_overflow_cases_with_the_same_kind(case):
+    """tests/js/overflow.test.cjs holds attention.js to these kinds (run by test_twin_node)."""
+    a = case["args"]
+    calls = {
+        "attention": lambda: attention(_decode(a["X"]), _decode(a["Wq"]), _decode(a["Wk"]), _decode(a["Wv"]),
+                                       d_k=a["d_k"], causal=a["causal"]),
+        "sdpa": lambda: scaled_dot_product_attention(_decode(a["Q"]), _decode(a["K"]), _decode(a["V"]),
+                                                     causal=a.get("causal", False)),
+        "softmax": lambda: softmax(_decode(a["scores"])),
+        "general": lambda: general_attention(_decode(a["X"]), _decode(a["Wq"]), _decode(a["Wk"]), _decode(a["Wv"]),
+                                             source=_decode(a["Xs"])),
+    }
+    with pytest.raises(AttentionInputError) as info:
+        calls[case["call"]]()
+    assert info.value.kind == case["kind"].replace("_row_two", "")

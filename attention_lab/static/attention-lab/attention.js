@@ -8,7 +8,10 @@
  * It computes what its callers give it and does not check it: the labs pass only values that
  * coerce() has turned into numbers in range, at shapes they build themselves.  Refusing bad
  * input (type, NaN, shape, overflow...) is the Python core's job (core.AttentionInputError),
- * where anyone can call it with anything.  The few throws left guard the mathematics itself.
+ * where anyone can call it with anything.  The few throws left guard the mathematics itself,
+ * and name the case as the core does: past the float range, a table that overflows (Q, K, V, S,
+ * O, Y) throws kind "overflow" (never NaN/±inf in a result, nor "all_masked" for NaN scores);
+ * NaN or ±inf given in a table, "nonfinite".
  */
 (function (root, factory) {
   "use strict";
@@ -35,6 +38,19 @@
     error.name = "AttentionInputError";
     error.kind = kind;
     return error;
+  }
+
+  /** Throw `kind` ("nonfinite" for input, "overflow" for a product) if table t holds NaN or ±inf. */
+  function finite(t, kind, what) {
+    for (var i = 0; i < t.length; i++) {
+      for (var j = 0; j < t[i].length; j++) {
+        if (!isFinite(t[i][j])) {
+          throw inputError(kind, kind === "overflow" ? what + " overflows: it left the float range (1.8e+308); use smaller inputs"
+            : what + " must hold finite numbers (no NaN or inf)");
+        }
+      }
+    }
+    return t;
   }
 
   /** (n, k) @ (k, m) -> (n, m). */
@@ -86,7 +102,11 @@
   function softmax(scores) {
     return scores.map(function (row) {
       var max = -Infinity;
-      for (var j = 0; j < row.length; j++) if (row[j] > max) max = row[j];
+      for (var j = 0; j < row.length; j++) {
+        if (row[j] !== row[j]) throw inputError("nonfinite", "softmax received NaN scores");
+        if (row[j] === Infinity) throw inputError("overflow", "scores overflow: softmax received +inf scores");
+        if (row[j] > max) max = row[j];
+      }
       if (max === -Infinity) {
         throw inputError("all_masked", "softmax: a row has every position masked (-inf), so there is nothing to read");
       }
@@ -113,18 +133,29 @@
       var C = causalMask(n, m);
       M = M.map(function (row, i) { return row.map(function (v, j) { return v + C[i][j]; }); });
     }
-    var raw = matmul(Q, transpose(K));
+    var raw = matmul(finite(Q, "nonfinite", "Q"), transpose(finite(K, "nonfinite", "K")));
     var root = Math.sqrt(dK);
     var S = raw.map(function (row, i) { return row.map(function (v, j) { return v / root + M[i][j]; }); });
+    // As the core: a cell the mask hides may be anything; a readable one past the floats is an overflow.
+    finite(S.map(function (row, i) { return row.filter(function (_, j) { return M[i][j] !== -Infinity; }); }),
+      "overflow", "scores S = Q·Kᵀ/√d_k");
     var A = softmax(S);
-    var O = matmul(A, V);
+    var O = finite(matmul(A, finite(V, "nonfinite", "V")), "overflow", "O = A·V");
     return { Q: Q, K: K, V: V, M: M, S: S, A: A, O: O, d_k: dK, scale: root, raw_scores: raw };
   }
 
   /** Self-attention of one head: X (n, d_model), Wq/Wk (d_model, d_k), Wv (d_model, d_v). */
   function attention(X, Wq, Wk, Wv, dK, causal) {
-    return scaledDotProductAttention(matmul(X, Wq), matmul(X, Wk), matmul(X, Wv),
+    var P = projections(X, X, Wq, Wk, Wv);
+    return scaledDotProductAttention(P.Q, P.K, P.V,
       { d_k: dK, causal: causal === undefined ? true : causal });
+  }
+
+  /** Q = X Wq, K = source Wk, V = source Wv: "nonfinite" for NaN/inf given, "overflow" for a product past the floats. */
+  function projections(X, source, Wq, Wk, Wv) {
+    [["X", X], ["Xs", source], ["Wq", Wq], ["Wk", Wk], ["Wv", Wv]].forEach(function (p) { finite(p[1], "nonfinite", p[0]); });
+    return { Q: finite(matmul(X, Wq), "overflow", "Q = X·Wq"), K: finite(matmul(source, Wk), "overflow", "K = X·Wk"),
+      V: finite(matmul(source, Wv), "overflow", "V = X·Wv") };
   }
 
   /** As core.padding_mask: the last `pad` keys -Infinity for every query (0 <= pad < m). */
@@ -145,7 +176,7 @@
       throw inputError("shape", "Xs must have as many features as X: X is (" + X.length + ", " + X[0].length +
         "), Xs is (" + source.length + ", " + source[0].length + ")");
     }
-    var P = { Q: matmul(X, Wq), K: matmul(source, Wk), V: matmul(source, Wv) };
+    var P = projections(X, source, Wq, Wk, Wv);
     var n = X.length, m = source.length, mask = paddingMask(n, m, pad || 0);
     if (causal) {
       var C = causalMask(n, m, m - n);
@@ -187,7 +218,7 @@
         throw inputError("shape", "Wo must be (h·d_v, d_model) = (" + h * dV + ", " + X[0].length + "); got (" +
           Wo.length + ", " + Wo[0].length + ")");
       }
-      out.Y = matmul(out.O, Wo);
+      out.Y = finite(matmul(out.O, finite(Wo, "nonfinite", "Wo")), "overflow", "Y = O·Wo");
     }
     return out;
   }
