@@ -150,8 +150,8 @@ sys.exit(1)
 PY
 }
 
-# _dists: name==version of every installed, non-editable distribution of the venv (the editable
-# one is this checkout itself).  _broken FILE: those of FILE that are gone, another version,
+# _dists: name==version of every installed distribution of the venv but this project itself
+# (attention-lab: installed from the checkout, editable or from a copy, never from an index).  _broken FILE: those of FILE that are gone, another version,
 # or missing a file their RECORD lists (a deleted package folder leaves its metadata behind).
 _dists() {
   "$VENV/bin/python" - "$@" <<'PY'
@@ -164,10 +164,13 @@ have = {}
 for d in md.distributions():
     have.setdefault(norm(d.metadata["Name"]), d)
 if len(sys.argv) == 1:
-    print("\n".join(sorted(f"{n}=={d.version}" for n, d in have.items() if n and not editable(d))))
+    print("\n".join(sorted(f"{n}=={d.version}" for n, d in have.items()
+                            if n and n != "attention-lab" and not editable(d))))
     sys.exit()
 for line in open(sys.argv[1]).read().split():
     name, _, version = line.partition("==")
+    if name == "attention-lab":  # a list written before this rule: the project is not the lock's to repair
+        continue
     d = have.get(name)
     if d is None or d.version != version or any(
             not d.locate_file(f).exists() for f in d.files or [] if not str(f).endswith(".pyc") and "__pycache__" not in str(f)):

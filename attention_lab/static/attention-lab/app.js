@@ -201,8 +201,11 @@
     this.urlTimer = 0;
     // A pending address is written when the value settles: the pointer lets go (the slider's
     // change comes then too), the page is hidden or left (tab switch, reload, close).
-    var flush = function () { if (self.urlTimer) self.syncUrl(); self.view.settle(); };
+    // While a pointer is held down (a drag, however slowly it goes) the address waits for it.
+    var flush = function () { self.pressed = false; if (self.urlTimer) self.syncUrl(); self.view.settle(); };
+    document.addEventListener("pointerdown", function () { self.pressed = true; }, true);
     document.addEventListener("pointerup", flush, true);
+    document.addEventListener("pointercancel", flush, true);
     document.addEventListener("visibilitychange", flush);
     window.addEventListener("pagehide", flush);
     window.addEventListener("beforeprint", function () { self.showPrintLine(); });
@@ -472,7 +475,7 @@
     if (this.urlTimer) return;
     var wait = function () {
       var left = self.urlDue - Date.now();
-      if (left > 0) self.urlTimer = setTimeout(wait, left); else self.syncUrl();
+      if (left > 0 || self.pressed) self.urlTimer = setTimeout(wait, left > 0 ? left : URL_IDLE_MS); else self.syncUrl();
     };
     this.urlTimer = setTimeout(wait, URL_IDLE_MS);
   };
