@@ -86,9 +86,11 @@ class DataFlowFigure:
 
         import matplotlib as mpl
 
+        from .plotting import SVG_METADATA, SVG_RC  # text as text; no date, no random ids
+
         buffer = io.StringIO()
-        with mpl.rc_context({"svg.fonttype": "none"}):
-            self.figure.savefig(buffer, format="svg")
+        with mpl.rc_context(SVG_RC):
+            self.figure.savefig(buffer, format="svg", metadata=SVG_METADATA)
         return buffer.getvalue()
 
     def _repr_svg_(self) -> str:

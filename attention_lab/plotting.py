@@ -124,6 +124,13 @@ def default_columns(n_tables: int) -> int:
     return 1 if n_tables == 1 else (2 if n_tables <= 4 else 3)
 
 
+#: Every SVG the package writes (the chapter's figures): text as text, and reproducible: ids from a
+#: fixed salt instead of random ones (clip paths), no date in the metadata.  Two builds of one
+#: commit then give the same files, so the built figure's name (its content hash) stays the same.
+SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "f11"}
+SVG_METADATA = {"Date": None}
+
+
 class _SharpFigure:
     """SVG (text stays text) and PNG output for a figure held in ``self.figure`` (made without pyplot)."""
 
@@ -134,8 +141,8 @@ class _SharpFigure:
         import matplotlib as mpl
 
         buffer = io.StringIO()
-        with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "f11"}):
-            self.figure.savefig(buffer, format="svg", metadata={"Date": None})
+        with mpl.rc_context(SVG_RC):
+            self.figure.savefig(buffer, format="svg", metadata=SVG_METADATA)
         return with_font_fallbacks(buffer.getvalue())
 
     def _repr_svg_(self) -> str:

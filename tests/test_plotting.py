@@ -324,3 +324,21 @@ def test_a_share_too_small_for_a_cell_shows_its_bound_and_a_masked_one_0():
     assert [t.get_text() for t in open_row._texts["A"][1]] == [">0.999", "<0.001"]
     masked = AttentionFigure(attention(X, Wq, Wk, Wv, d_k=2, causal=True))
     assert masked._texts["A"][0][1].get_text().startswith("0\n")  # masked: exactly 0, with its label
+
+
+@pytest.mark.parametrize("make", ["attention", "plane", "data_flow"])
+def test_the_same_figure_rendered_twice_is_byte_identical_without_date_or_random_ids(make):
+    """Two builds of one commit give the same chapter SVGs (issue 26, item 10): matplotlib's
+    svg.hashsalt makes the clip-path ids from the content, metadata Date=None drops the date."""
+    from attention_lab.dataflow import plot_data_flow
+
+    def render():
+        if make == "attention":
+            return plot_attention(attention(**baseline())).to_svg()
+        if make == "plane":
+            return plane_figure(attention(**baseline()), X=baseline()["X"]).to_svg()
+        return plot_data_flow().to_svg()
+
+    first, second = render(), render()
+    assert first == second
+    assert "<dc:date>" not in first
