@@ -27,6 +27,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 import re
 from collections.abc import Mapping
 from urllib.parse import quote
@@ -64,31 +65,33 @@ SITE_SHAPES_PAGE = "https://f11-attention.github.io/f11-attention-book/book/shap
 
 #: What every state holds (``h`` may be missing: one head).
 STATE_KEYS = ("n", "m", "d_model", "d_k", "d_v", "mode", "causal", "pad", "tables", "tokens", "source_tokens", "row")
+#: What the computation itself reads (names and the row explained are for the text and the link).
+COMPUTE_KEYS = STATE_KEYS[:9]
 
 
 def _api(key: str, **values) -> str:
     return _fill(strings()["api"][key], **values)
 
 
-def check_state(state, where: str = "check_state", cells: bool = True) -> dict:
+def check_state(state, where: str = "check_state", cells: bool = True, keys=STATE_KEYS) -> dict:
     """``state`` if it is a whole state of the shapes lab, else a clear Chinese ``ValueError``:
     not a dict (None), keys missing (``{}``), a shape outside :data:`LIMITS` (n = 10000), a table
     of the wrong shape, or (``cells``) a cell that is no finite number (NaN would be written into
     a link as "nan").  The public functions that take a state call it first."""
     if not isinstance(state, Mapping):
         raise ValueError(_api("state_type", where=where, type=type(state).__name__))
-    missing = [k for k in STATE_KEYS if k not in state]
+    missing = [k for k in keys if k not in state]
     if missing:
         raise ValueError(_api("state_missing", where=where, keys="、".join(missing)))
     for key in SHAPE_KEYS:
         value = state.get(key, 1)
         lo, hi = LIMITS[key]
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not lo <= value <= hi:
             raise ValueError(_api("state_shape", where=where, name=key, min=lo, max=hi, raw=_short(value)))
-    keys = state["m"] if state["mode"] == "cross" else state["n"]
+    n_keys = state["m"] if state["mode"] == "cross" else state["n"]
     pad = state["pad"]
-    if isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad <= keys - 1:
-        raise ValueError(_api("state_shape", where=where, name="pad", min=0, max=keys - 1, raw=_short(pad)))
+    if isinstance(pad, bool) or not isinstance(pad, numbers.Integral) or not 0 <= pad <= n_keys - 1:
+        raise ValueError(_api("state_shape", where=where, name="pad", min=0, max=n_keys - 1, raw=_short(pad)))
     tables = state["tables"]
     needed = [t for t in TABLES if (t != "Xs" or state["mode"] == "cross") and (t != "Wo" or state.get("h", 1) > 1)]
     if not isinstance(tables, Mapping) or any(t not in tables for t in needed):
@@ -348,7 +351,7 @@ def compute(state: dict):
     """The state's attention (:func:`attention_lab.core.general_attention`; with h > 1 heads
     :func:`attention_lab.core.multi_head_attention`, joined by Wo).  ``causal`` is the reader's
     causal box: applied in self mode only (cross-attention reads the whole source)."""
-    check_state(state, "compute", cells=False)  # the core refuses a bad cell with its own kind
+    check_state(state, "compute", cells=False, keys=COMPUTE_KEYS)  # the core refuses a bad cell with its own kind
     t = state["tables"]
     source = t["Xs"] if state["mode"] == "cross" else None
     causal, pad = bool(state["causal"]) and state["mode"] == "self", int(state["pad"])

@@ -32,7 +32,7 @@ def characters() -> str:
     # Mathematical italic and bold letters: MathML Core draws a one-letter <mi> as
     # U+1D434.. (italic); U+210E is the italic h.
     italic = "".join(chr(c) for c in range(0x1D434, 0x1D468)) + "\u210e"
-    symbols = "−×÷·⋅…′″∞≈≠≤≥±√∑∏∈→←⇒⊤ᵀ∘∗⟨⟩‖∣ℝ"
+    symbols = "−×÷·⋅…′″∞≈≠≤≥±√∑∏∈→←⇒⊤ᵀ∘∗⟨⟩‖∣ℝ∂"
     return ascii_ + greek + italic + symbols
 
 
