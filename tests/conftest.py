@@ -218,12 +218,21 @@ _BUILD_FIXTURES = {"built_site", "site_pages", "build_log", "site_url"}
 _BROWSER_FIXTURES = {"browser", "new_page"}
 
 
+#: Files whose tests share nothing costly (no module fixture, no server): under pytest-xdist their
+#: tests go to whichever worker is free; every other file's tests stay together on one worker
+#: (``--dist loadgroup``), so a module's Jupyter server or pages open once.
+SPREAD_FILES = {"test_verify_concepts.py", "test_api_inputs.py", "test_core.py", "test_worked.py"}
+
+
 def pytest_collection_modifyitems(config, items):
     """Put the tier marks on (registered in pyproject.toml): ``build`` and ``browser`` from the
     fixtures a test uses (so ``-m "not browser"`` never starts Chromium, even in a file that
     forgot its mark), ``quick`` on the quick files' tests and the package's doctests that
-    need neither."""
+    need neither; and each test's xdist group (its file, but for SPREAD_FILES)."""
     for item in items:
+        name = Path(str(item.fspath)).name
+        if name not in SPREAD_FILES and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(name))
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & _BROWSER_FIXTURES and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
