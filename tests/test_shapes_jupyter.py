@@ -137,6 +137,8 @@ def test_shapes_lab_in_jupyterlab_names_tokens_gives_the_link_and_keeps_the_caus
     page = shapes_page
     wait_until_kernel_and_view_agree(page)
     pick = f'{LAB} figure[data-matrix-table="S"] [data-lab-row-pick="2"]'
+    # JupyterLab lays out only the cells near the screen (its windowing): bring the row to the screen first.
+    page.evaluate("() => document.querySelector('.f11-shapes .f11-token-X-2 input').scrollIntoView({block: 'center'})")
     box = page.locator(f".f11-shapes .f11-token-X-2 input")
     box.fill("苹果")
     box.press("Enter")
