@@ -575,12 +575,11 @@
   }
 
   /** Why the lab cannot run here, as the sentence to show ("" when it can): attention.js or
-   *  render.js failed, or the browser lacks what the lab uses beyond ES5 (older Safari: BigInt). */
+   *  render.js failed, or the browser lacks what the lab uses beyond ES5 (attention.js browserLacks,
+   *  which shapes.js asks too). */
   function cannotRun(faults, loadFailed) {
     if (!core || !render) return faults.load_failed || loadFailed;
-    var lacks = [[typeof BigInt, "BigInt"], [typeof Object.assign, "Object.assign"], [typeof Object.is, "Object.is"],
-      [typeof Math.log10, "Math.log10"], [typeof [].fill, "Array.fill"], [typeof "".repeat, "String.repeat"]]
-      .filter(function (n) { return n[0] !== "function"; }).map(function (n) { return n[1]; });
+    var lacks = core.browserLacks();
     return lacks.length ? fill(faults.browser_lacks, { what: lacks.join("、") }) : "";
   }
 

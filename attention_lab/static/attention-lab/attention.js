@@ -223,6 +223,16 @@
     return out;
   }
 
+  /** What this browser lacks of what the labs use beyond ES5, by name ([] when nothing): older
+   *  browsers (Safari before 14: BigInt) run ES5 but not these.  Both labs' site drivers (app.js,
+   *  shapes.js) ask before building anything and then say strings.faults.browser_lacks instead. */
+  function browserLacks() {
+    var needs = [[typeof BigInt, "BigInt"], [typeof Array.from, "Array.from"], [typeof Object.assign, "Object.assign"],
+      [typeof Object.is, "Object.is"], [typeof Math.log10, "Math.log10"], [typeof [].fill, "Array.fill"],
+      [typeof "".repeat, "String.repeat"]];
+    return needs.filter(function (n) { return n[0] !== "function"; }).map(function (n) { return n[1]; });
+  }
+
   /** Why a computation was refused, in Chinese (attention_lab.strings.error_text): strings.errors
    *  for the error's kind, else its "other" sentence with the error's name; the message is English. */
   function errorText(error, strings) {
@@ -864,6 +874,7 @@
     formatPower: formatPower,
     formatShare: formatShare,
     errorText: errorText,
+    browserLacks: browserLacks,
     softmaxTexts: softmaxTexts,
     shareTexts: shareTexts,
     shownText: shownText,

@@ -731,18 +731,35 @@
     return lab;
   }
 
+  /** One Chinese sentence in the fallback's place, the lab left unbuilt (app.js's showFault does so
+   *  for the 2×2 lab). */
+  function showFault(root, text) {
+    root.__attentionLab = true;
+    var fb = root.querySelector("[data-attention-lab-fallback]");
+    if (!fb) return;
+    fb.textContent = text;
+    fb.className = "al-fallback al-error";
+    fb.setAttribute("role", "alert");
+  }
+
   function startAll() {
     var roots = document.querySelectorAll("[data-shapes-lab]");
     for (var k = 0; k < roots.length; k++) {
-      var root = roots[k];
+      var root = roots[k], fb = root.querySelector("[data-attention-lab-fallback]");
+      var failed = (fb && fb.getAttribute("data-failed")) || "";
       if (root.__attentionLab || !root.querySelector("script[data-shapes-lab-config]")) continue;
       try {
         if (!core || !render) throw new Error("attention.js / render.js");
+        // An older browser: say what it lacks (the 2×2 lab's check and sentence), build nothing.
+        var lacks = core.browserLacks();
+        if (lacks.length) {
+          var faults = (JSON.parse(root.querySelector("script[data-shapes-lab-config]").textContent).strings || {}).faults;
+          showFault(root, fill((faults || {}).browser_lacks || failed, { what: lacks.join("、") }));
+          continue;
+        }
         start(root);
       } catch (e) {
-        root.__attentionLab = true;
-        var fb = root.querySelector("[data-attention-lab-fallback]");
-        if (fb) fb.textContent = fb.getAttribute("data-failed") + " (" + e.message + ")";
+        showFault(root, failed + " (" + e.message + ")");
         if (window.console) window.console.warn(e);
       }
     }
