@@ -50,10 +50,12 @@ CELL_RANGES = {t: RANGES[{"Xs": "X", "Wo": "Wq"}.get(t, t)] for t in TABLES}
 #: Every table at the largest shape (rows, columns): h = 4 heads of width 4 make Wq [4, 16].
 MAX_TABLE = {"X": (6, 4), "Xs": (6, 4), "Wq": (4, 16), "Wk": (4, 16), "Wv": (4, 16), "Wo": (16, 4)}
 
-#: Query-side tokens for new rows (the chapter's 我, 爱 first), and the source side's in cross mode.
+#: Query-side tokens for new rows (the chapter's 我, 爱 first), and the source side's in cross mode:
+#: a source sentence of its own, so cross-attention never looks like self-attention with the query's
+#: names on the keys (issue 29).  As in an English-to-Chinese translation: the decoder writes
+#: 我 爱 读 这 本 书 (the queries) while reading the encoder's I love to read this book (the keys).
 DEFAULT_TOKENS = ("我", "爱", "读", "这", "本", "书")
-DEFAULT_SOURCE_TOKENS = ("我", "爱", "读", "这", "本", "书")
-DEFAULT_TARGET_TOKENS = ("I", "love", "to", "read", "this", "book")
+DEFAULT_SOURCE_TOKENS = ("I", "love", "to", "read", "this", "book")
 #: A token's name: at most this many characters (the site's boxes have maxlength 8).
 TOKEN_MAX = 8
 
@@ -416,7 +418,6 @@ def shapes_config(state: dict | None = None) -> dict:
                      for t in TABLES},
         "default_tokens": list(DEFAULT_TOKENS),
         "default_source_tokens": list(DEFAULT_SOURCE_TOKENS),
-        "default_target_tokens": list(DEFAULT_TARGET_TOKENS),
         "examples": EXAMPLES,
         "start": state or default_state(),
         "strings": strings(),

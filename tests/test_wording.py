@@ -57,6 +57,22 @@ def test_cross_attention_usually_goes_without_a_causal_mask_everywhere():
     assert "通常" in STRINGS["shapes"]["causal_cross"] and "通常" in STRINGS["shapes"]["link_causal_cross"]
 
 
+def test_cross_attention_reads_a_source_with_token_names_of_its_own():
+    """Issue 29: cross mode named the source rows with the query's own tokens (我, 爱, 读 reading
+    我, 爱, 读), which made it look like self-attention.  The source has its own names, the keys'
+    worked lines and the site's new source rows say them, and the shapes page says why."""
+    from attention_lab.shapes import DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, default_state, resized, shapes_config, worked
+
+    assert not set(DEFAULT_SOURCE_TOKENS) & set(DEFAULT_TOKENS)
+    state = resized(default_state(), mode="cross", m=4)
+    assert state["source_tokens"] == list(DEFAULT_SOURCE_TOKENS[:4])
+    assert shapes_config()["default_source_tokens"] == list(DEFAULT_SOURCE_TOKENS)  # the site's rows
+    keys = [line["text"] for line in worked(state) if line.get("key") == "readable"]
+    assert len(keys) == 4 and all(f"：{t}，" in k for t, k in zip(state["source_tokens"], keys)), keys
+    assert not any(f"：{t}，" in k for t in state["tokens"] for k in keys), keys
+    assert "自己的词元名" in paragraph_with(PAGES["shapes.md"], "**交叉注意力**")
+
+
 def test_head_width_d_model_over_h_is_called_a_convention():
     paragraph = paragraph_with(CHAPTER, "d_\\text{model}/h")
     assert "约定" in paragraph and "不是数学上非如此不可" in paragraph
