@@ -2,6 +2,7 @@
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,11 @@ def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
         # One extra first cell installs attention_lab where it is missing (Colab, a JupyterHub);
         # then exactly the .md's cells.
         assert "install-attention-lab" in notebook.cells[0].metadata.get("tags", [])
+        # Its online fallback installs the commit the site was built from, never a moving branch.
+        pinned = re.search(r"^REPOSITORY = 'attention-lab @ git\+https://\S+@([0-9a-f]{40})'$",
+                           notebook.cells[0].source, re.M)
+        assert pinned, notebook.cells[0].source[:2000]
+        assert subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", pinned.group(1) + "^{commit}"]).returncode == 0
         assert [c.source for c in notebook.cells[1:]] == [c.source for c in source.cells]
         assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
         # The page header's "download .ipynb" gives this reader's notebook, not the build's copy.

@@ -145,6 +145,31 @@ print("ok", sizes)
     assert proc.returncode == 0 and proc.stdout.startswith("ok"), proc.stderr[-3000:]
 
 
+def test_the_online_fallback_is_pinned_to_the_built_commit_not_a_branch(tmp_path):
+    from packaging.requirements import Requirement
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert f11_site.built_commit(ROOT) == head
+    url = "https://github.com/f11-attention/f11-attention-book"
+    requirement = Requirement(f11_site.repository_requirement(url, head))  # pip's own syntax (PEP 508)
+    assert requirement.name == "attention-lab" and requirement.url == f"git+{url}@{head}"
+    # A copy of the sources (no git checkout of its own): no fallback rather than a moving branch.
+    (tmp_path / "pyproject.toml").write_text("")
+    assert f11_site.built_commit(tmp_path) == "" and f11_site.repository_requirement(url, "") == ""
+
+
+def test_without_the_wheel_or_a_pinned_commit_the_install_names_the_wheel_to_download(tmp_path):
+    names = ["attention_lab-0.1.0-py3-none-any.whl", "anywidget-0.11.0-py3-none-any.whl"]
+    namespace = {}
+    exec(f11_site.install_cell("", names).replace('if importlib.util.find_spec("attention_lab") is None:', "if False:"),
+         namespace)
+    with pytest.raises(namespace["InstallFailed"]) as failed:
+        namespace["install_attention_lab"](tmp_path)  # raises before any pip: nothing to install from
+    said = str(failed.value)
+    assert said.startswith("没能安装 attention_lab：请从本书网站的 _notebooks/ 文件夹下载 " + names[0]), said
+    assert str(tmp_path) in said
+
+
 @pytest.fixture(scope="module")
 def bare_python(tmp_path_factory) -> Path:
     """A venv with nothing but pip (the install cell needs no more)."""

@@ -44,7 +44,8 @@ INSTALL_CELL = """\
 # 本书的 Python 包 attention_lab 不在这个 Jupyter 里时（例如 Colab、JupyterHub），先安装它。
 # 离线安装：把本书网站 _notebooks/ 文件夹里与本笔记本并列的这几个文件下载到本笔记本所在的文件夹：
 #   {files_comment}
-# 这些文件都在时不需要网络；缺的依赖会从 PyPI 下载；没有 attention_lab 的 wheel 时从本书的代码仓库安装。
+# 这些文件都在时不需要网络；缺的依赖会从 PyPI 下载；没有 attention_lab 的 wheel 时从本书的代码仓库安装
+# 构建这个笔记本时的那个版本（REPOSITORY 里固定的提交，不是会变的分支）。
 # 已经装好时，这个单元什么也不做。
 # Installs the book's package when missing: offline from the wheels beside this notebook, else online.
 import importlib.metadata
@@ -75,6 +76,9 @@ def _installed(name):
 
 def install_attention_lab(here=Path.cwd()):
     local = sorted(here.glob("attention_lab-*.whl"))
+    if not local and not REPOSITORY:
+        raise InstallFailed("没能安装 attention_lab：请从本书网站的 _notebooks/ 文件夹下载 " + (WHEELS or ["attention_lab 的 wheel"])[0]
+                            + "，放到本笔记本所在的文件夹 " + str(here) + "，然后重新运行这个单元。")
     source = str(local[-1]) if local else REPOSITORY
     print("正在安装 attention_lab：", source)
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
@@ -108,12 +112,37 @@ if importlib.util.find_spec("attention_lab") is None:
 """
 
 
-def repository_requirement(url: str, branch: str = "") -> str:
-    """pip's name for the package in the book's repository: ``git+URL@branch``."""
+def repository_requirement(url: str, commit: str) -> str:
+    """pip's requirement for the package at one commit of the book's repository:
+    ``attention-lab @ git+URL@commit`` ("" without a URL or a commit: no online fallback).
+
+    A commit, never a branch: a notebook downloaded today must install the code it was built
+    with, not whatever ``main`` holds when the reader runs it."""
     url = url.rstrip("/")
+    if not url or not commit:
+        return ""
     if not url.startswith("git+"):
         url = "git+" + url
-    return f"{url}@{branch}" if branch else url
+    return f"attention-lab @ {url}@{commit}"
+
+
+def built_commit(root=None) -> str:
+    """The commit the book is built from (``git rev-parse HEAD`` of the package's checkout), or ""
+    when it is not a git checkout (a copy of the sources) or git is not there."""
+    import subprocess
+
+    root = root or package_root()
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel", "HEAD"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    lines = done.stdout.split()
+    from pathlib import Path
+
+    if done.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != Path(root).resolve():
+        return ""  # not this checkout's own repository (e.g. a copy inside another repository)
+    return lines[1] if len(lines[1]) == 40 else ""
 
 
 def package_needs() -> list[str]:
@@ -310,7 +339,7 @@ def write_ipynb(app, exc):
     missing: from ``attention_lab-*.whl`` and the wheels of its pure-Python dependencies
     (``DEPENDENCY_WHEELS``), written next to the notebooks (download them into one folder:
     works offline), else from the package index and the repository set in ``_config.yml``
-    (``repository.url``, ``repository.branch``).  The pages link to them.  A wheel that
+    (``repository.url``) at the commit being built (:func:`built_commit`; none outside a git checkout).  The pages link to them.  A wheel that
     cannot be built or downloaded is a build warning (an error under ``-W``).
     """
     if exc is not None or app.builder.format != "html":
@@ -318,7 +347,8 @@ def write_ipynb(app, exc):
     from pathlib import Path
 
     options = app.config.html_theme_options or {}
-    repository = repository_requirement(options.get("repository_url", ""), options.get("repository_branch", ""))
+    # The fallback online install: the commit this site is built from (pages.yml builds pushed commits).
+    repository = repository_requirement(options.get("repository_url", ""), built_commit())
     out_dir = Path(app.outdir) / NOTEBOOK_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     import jupytext
