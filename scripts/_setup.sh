@@ -194,26 +194,36 @@ ensure_python() {
   return 1
 }
 
-# _install_lock LOCK_FILE: pip install -r LOCK_FILE.  Its "-e ." (this checkout, editable) writes
-# attention_lab.egg-info into the checkout: a read-only checkout (built with --path-output) gets
-# the project installed from a copy of its sources instead, not editable.
+# _install_lock LOCK_FILE [project]: pip install -r LOCK_FILE (build.sh's and test.sh's carry every
+# file's sha256 from uv.lock: pip checks each one), then, with "project", this checkout's attention_lab
+# apart (pip takes no hashes beside an editable "-e ."): editable, built with the venv's own locked
+# setuptools when it has one (nothing downloaded), else in pip's isolated build.  A read-only
+# checkout (built with --path-output) cannot take the editable install's attention_lab.egg-info:
+# attention_lab then comes from a copy of its sources, not editable.
 _install_lock() {
-  local req=$1 tmp rc=0
-  if ensure_writable "$ROOT" "" >/dev/null 2>&1; then _pip install -q -r "$req"; return; fi
+  local req=$1 project=${2:-} tmp rc=0 iso=""
+  _pip install -q -r "$req" || return 1
+  [ "$project" = project ] || return 0
+  if "$VENV/bin/python" -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' >/dev/null 2>&1; then
+    iso=--no-build-isolation
+  fi
+  # shellcheck disable=SC2086  # $iso: one option or none
+  if ensure_writable "$ROOT" "" >/dev/null 2>&1; then _pip install -q --no-deps $iso -e "$ROOT"; return; fi
   say "the checkout $ROOT is read-only: installing attention_lab from a copy of it (not editable; run this again after changing its code)"
   tmp=$(mktemp -d) || return 1
-  grep -v '^-e \.$' "$ROOT/$req" >"$tmp/requirements.txt"
   mkdir "$tmp/src"
   cp -R "$ROOT/pyproject.toml" "$ROOT/LICENSE" "$ROOT/attention_lab" "$tmp/src/" || rc=$?
-  _pip install -q -r "$tmp/requirements.txt" && _pip install -q --no-deps --force-reinstall "$tmp/src" || rc=$?
+  # shellcheck disable=SC2086
+  [ "$rc" = 0 ] && { _pip install -q --no-deps $iso --force-reinstall "$tmp/src" || rc=$?; }
   rm -rf "$tmp"
   return $rc
 }
 
-# ensure_venv LOCK_FILE: a virtual environment $VENV holding exactly that lock's packages (a
-# requirement file exported from uv.lock by scripts/lock.py: plain pip installs it, no uv needed).
+# ensure_venv LOCK_FILE [project]: a virtual environment $VENV holding exactly that lock's packages (a
+# requirement file exported from uv.lock by scripts/lock.py: plain pip installs it, no uv needed),
+# and with "project" this checkout's attention_lab too (_install_lock).
 ensure_venv() {
-  local req=$1 stamp want broken f
+  local req=$1 project=${2:-} stamp want broken f
   ensure_python || return 1
   for f in "$req" pyproject.toml; do
     (cd "$ROOT" && [ -f "$f" ]) || {
@@ -252,14 +262,14 @@ ensure_venv() {
     ensure_writable "$VENV" "packages are installed into it" || return 1
     say "installing Python packages from $req into $VENV"
     _pip install -q --upgrade pip >/dev/null 2>&1 || say "upgrading pip failed (continuing with the venv's pip)"
-    _install_lock "$req" || return 1
+    _install_lock "$req" "$project" || return 1
     _dists >"$stamp.dists"
     broken=$(_dists "$stamp.dists")
   fi
   if [ -n "$broken" ]; then
     # shellcheck disable=SC2086  # one name==version per word
     _pip install -q --no-deps --force-reinstall $broken || return 1
-    _install_lock "$req" || return 1
+    _install_lock "$req" "$project" || return 1
     _dists >"$stamp.dists"
     broken=$(_dists "$stamp.dists")
     [ -z "$broken" ] || { say "reinstalled, but these are still broken in $VENV: $(echo $broken)"; return 1; }

@@ -10,7 +10,7 @@ case " $* " in
   *" --path-output"*) ;;
   *) ensure_writable "$ROOT" "the site is built into $ROOT/_build (make the checkout writable, or pass --path-output /a/writable/folder)" ;;
 esac
-ensure_venv requirements.txt
+ensure_venv requirements.txt project
 ensure_cjk_font
 # --all: re-run every notebook, so every number on the site comes from this build.  A failed build
 # ends with Sphinx's "Look above for the cause": the first warning is said again as the last line.

@@ -12,7 +12,15 @@ alone, into ``uv.lock``; a package has one version for all groups (the version i
 unless it is asked to move).  The files the scripts and Binder install with plain pip are
 ``uv export`` of that lock (``EXPORTS``), never edited by hand.  The torch file leaves out the
 CUDA packages that PyPI's Linux torch pulls in: scripts/test.sh installs it only where pip
-would take a CPU build of torch.  No hashes: pip refuses hashes next to the editable ``-e .``.
+would take a CPU build of torch.
+
+Hashes (``HASHED``): the files scripts/build.sh and scripts/test.sh install carry every file's
+sha256 from the lock, so pip installs them in hash-checking mode (a mirror or proxy that serves
+another file is refused).  pip takes no hashes beside an editable ``-e .``, so these files leave the
+project out and scripts/_setup.sh installs it apart (``ensure_venv FILE project``).  Binder's file
+keeps ``-e .`` and no hashes (repo2docker installs the project only from that file), and the torch
+file has no hashes (a CPU wheel of torch from another index, or built here, has other hashes; PyPI's
+Linux torch needs the CUDA packages the file leaves out, which hash-checking mode would demand).
 
 uv is the ``uv`` package of the test group (scripts/test.sh installs it in .venv), at the
 version ``[tool.uv] required-version`` names.  Settings of this machine's pip and uv
@@ -34,13 +42,16 @@ INDEX = "https://pypi.org/simple"
 SCRIPT = "scripts/lock.py"
 COMMAND = f"python3 {SCRIPT}"
 
-#: exported file -> the groups of `uv export` (each also gets --frozen --no-hashes --no-header)
+#: exported file -> the groups of `uv export` (each also gets --frozen --no-header; HASHED --no-emit-project,
+#: the others --no-hashes)
 EXPORTS = {
     "requirements.txt": ["--no-default-groups", "--group", "docs"],          # scripts/build.sh
     "requirements-test.txt": ["--no-default-groups", "--group", "test"],     # scripts/test.sh
     "binder/requirements.txt": ["--no-default-groups", "--group", "binder"],  # repo2docker
     "requirements-torch.txt": ["--only-group", "torch"],                     # optional PyTorch cross-check
 }
+#: Exported with every file's sha256 and without the project (the docstring: Hashes).
+HASHED = ("requirements.txt", "requirements-test.txt")
 #: CUDA-only packages of PyPI's Linux torch: never exported (see the docstring).
 CUDA_ONLY = re.compile(r"^(nvidia-[\w-]+|triton|cuda-[\w-]+)$", re.I)
 
@@ -50,8 +61,10 @@ TORCH = "requirements-torch.txt"
 
 def header(name: str) -> str:
     how = " ".join(EXPORTS[name]) + (", without the CUDA packages nvidia-*, cuda-*, triton" if name == TORCH else "")
+    apart = ("# Hash-checked (pip --require-hashes); attention_lab itself is not in it: scripts/_setup.sh installs it apart.\n"
+             if name in HASHED else "")
     return (f"# {name}: exported from uv.lock by {COMMAND} (uv export {how}).\n"
-            "# Do not edit: change pyproject.toml and run that command (README: 依赖).\n")
+            "# Do not edit: change pyproject.toml and run that command (README: 依赖).\n" + apart)
 
 
 def clean_env() -> dict[str, str]:
@@ -103,7 +116,8 @@ def locked_packages() -> dict[str, list[dict]]:
 
 
 def export_args(name: str) -> list[str]:
-    args = ["export", "--frozen", "--no-hashes", "--no-header", *EXPORTS[name]]
+    args = ["export", "--frozen", "--no-header", *(["--no-emit-project"] if name in HASHED else ["--no-hashes"]),
+            *EXPORTS[name]]
     if name == TORCH:
         for pkg in sorted(p for p in locked_packages() if CUDA_ONLY.match(p)):
             args += ["--no-emit-package", pkg]

@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$(dirname "$0")/_setup.sh"
 cd "$ROOT"
-ensure_venv requirements-test.txt
+ensure_venv requirements-test.txt project
 ensure_cjk_font
 ensure_chromium
 ensure_axe   # also Node.js and npm

@@ -9,6 +9,7 @@ These checks need no network: uv runs ``--offline`` / ``--frozen`` with an empty
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -49,8 +50,8 @@ def run_uv(uv, *args) -> subprocess.CompletedProcess:
 def pins(name: str) -> list[tuple[str, str, str]]:
     """(package, version, marker) of every requirement line of an exported file; '-e .' is ('-e', '.', '')."""
     out = []
-    for line in (ROOT / name).read_text().splitlines():
-        line = line.split(" #", 1)[0].strip()
+    for line in (ROOT / name).read_text().replace("\\\n", " ").splitlines():  # a pin and its --hash lines are one
+        line = line.split(" #", 1)[0].split(" --hash=", 1)[0].strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("-e "):
@@ -99,11 +100,41 @@ def test_the_lock_holds_only_pypi_releases_and_this_checkout():
         assert "file:" not in text and "--find-links" not in text and "--index-url" not in text, name
 
 
+def hashes(name: str) -> dict[str, set[str]]:
+    """{package==version: its --hash values} of a hash-checked exported file."""
+    out = {}
+    for entry in (ROOT / name).read_text().replace("\\\n", " ").splitlines():
+        head = entry.split(" #", 1)[0].split(" --hash=", 1)[0].split(";", 1)[0].strip()
+        if head and not head.startswith("#"):
+            out[head] = set(re.findall(r"--hash=sha256:([0-9a-f]{64})", entry))
+    return out
+
+
+@pytest.mark.parametrize("name", lock.HASHED)
+def test_the_set_up_files_carry_the_locks_hashes_and_install_the_project_apart(name):
+    """pip installs them in hash-checking mode: every pin carries exactly the sha256 values uv.lock
+    records for that version (its wheels and sdist); the project, which cannot be hashed, is not
+    in them, and the set-up installs it after them (ensure_venv ... project)."""
+    locked = {}
+    for pkgs in lock.locked_packages().values():
+        for pkg in pkgs:
+            files = pkg.get("wheels", []) + ([pkg["sdist"]] if "sdist" in pkg else [])
+            locked[f"{pkg['name']}=={pkg.get('version')}"] = {f["hash"].removeprefix("sha256:") for f in files}
+    got = hashes(name)
+    assert got and all(got.values()), [k for k, v in got.items() if not v]
+    for pin, values in got.items():
+        assert values == locked[canonicalize_name(pin.split("==")[0]) + "==" + pin.split("==")[1]], pin
+    assert not [p for p in pins(name) if p[0] in ("-e", "attention-lab")], f"{name} must not name the project"
+    script = {"requirements.txt": "build.sh", "requirements-test.txt": "test.sh"}[name]
+    assert f"ensure_venv {name} project\n" in (ROOT / "scripts" / script).read_text()
+
+
 @pytest.mark.parametrize("name", ["requirements.txt", "requirements-test.txt", "binder/requirements.txt"])
 def test_the_package_and_its_groups_direct_requirements_are_installed(name):
     group = lock.EXPORTS[name][-1]
     exported = pins(name)
-    assert ("-e", ".", "") in exported, f"{name} must install this repository's package (-e .)"
+    if name not in lock.HASHED:  # the hashed files leave the project to the set-up (test above)
+        assert ("-e", ".", "") in exported, f"{name} must install this repository's package (-e .)"
     wanted = [r for r in PYPROJECT["dependency-groups"][group] if isinstance(r, str)]
     wanted += [r for inc in PYPROJECT["dependency-groups"][group] if isinstance(inc, dict)
                for r in PYPROJECT["dependency-groups"][inc["include-group"]] if isinstance(r, str)]
@@ -125,7 +156,7 @@ def test_binder_gets_the_notebooks_jupyter_and_not_the_book_builder_or_test_tool
 def test_the_build_and_binder_install_what_the_tests_ran(name):
     # Markers may differ (the build needs cffi only on PyPy; the tests' Jupyter needs it everywhere), versions may not.
     test = {(p, v) for p, v, _ in pins("requirements-test.txt")}
-    untested = sorted({(p, v) for p, v, _ in pins(name)} - test)
+    untested = sorted({(p, v) for p, v, _ in pins(name) if p != "-e"} - test)  # the project: test.sh installs it apart
     assert not untested, f"in {name} but not in requirements-test.txt at that version: {untested}"
 
 

@@ -260,7 +260,8 @@ def test_a_read_only_checkout_installs_the_project_from_a_copy_and_stays_clean(t
         shutil.copy2(ROOT / "pyproject.toml", root)
         shutil.copy2(ROOT / "LICENSE", root)
         shutil.copytree(ROOT / "attention_lab", root / "attention_lab", ignore=shutil.ignore_patterns("__pycache__"))
-        (root / "requirements.txt").write_text("-e .\n")  # the project only: its dependencies are this test's venv's
+        # No dependencies (they are this test's venv's); the project is installed apart, as build.sh has it.
+        (root / "requirements.txt").write_text("# hash-checked dependencies: none here\n")
         home = base / "venv"
         home.mkdir()
         os.chown(home, 65534, 65534) if as_user else None
@@ -271,7 +272,7 @@ def test_a_read_only_checkout_installs_the_project_from_a_copy_and_stays_clean(t
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHON": python, "VENV": str(home),
                **{k: v for k, v in os.environ.items() if k.startswith("PIP_")}}
         run = subprocess.run([*as_user, "bash", "-c", f'set -euo pipefail; source "{root}/scripts/_setup.sh"; '
-                              f'ensure_venv requirements.txt'], cwd=base, capture_output=True, text=True,
+                              f'ensure_venv requirements.txt project'], cwd=base, capture_output=True, text=True,
                              timeout=300, env=env)
         assert run.returncode == 0, run.stderr
         assert "read-only" in run.stderr and "from a copy" in run.stderr, run.stderr
@@ -356,6 +357,27 @@ def test_a_package_gone_from_a_stamped_venv_is_reinstalled_from_the_lock_not_apt
     assert subprocess.run([py, "-c", "import f11_fake_pkg"], capture_output=True).returncode == 0
     third = in_checkout(checkout, f'ensure_venv "{lock}"', **env)
     assert third.returncode == 0 and third.stderr == "", third.stderr
+
+
+def test_a_hashed_lock_installs_its_file_and_refuses_one_with_another_sha256(checkout, pip_venv, tmp_path):
+    """build.sh's and test.sh's locks carry uv.lock's sha256 for every file (scripts/lock.py HASHED):
+    pip installs the file that has it, and refuses a file the index or mirror gives with another."""
+    import hashlib
+
+    wheels = tmp_path / "wheels"
+    wheel = fake_wheel(wheels, name="f11_hashed_pkg")
+    env = offline_env(VENV=str(pip_venv), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels))
+    wrong = tmp_path / "wrong-lock.txt"
+    wrong.write_text("f11-hashed-pkg==1.0 \\\n    --hash=sha256:" + "0" * 64 + "\n")
+    run = in_checkout(checkout, f'ensure_venv "{wrong}"', **env)
+    assert run.returncode != 0 and "HASHES" in run.stderr, run.stderr
+    py = str(pip_venv / "bin" / "python")
+    assert subprocess.run([py, "-c", "import f11_hashed_pkg"], capture_output=True).returncode != 0, "installed anyway"
+    right = tmp_path / "lock.txt"
+    right.write_text(f"f11-hashed-pkg==1.0 \\\n    --hash=sha256:{hashlib.sha256(wheel.read_bytes()).hexdigest()}\n")
+    run = in_checkout(checkout, f'ensure_venv "{right}"', **env)
+    assert run.returncode == 0, run.stderr
+    assert subprocess.run([py, "-c", "import f11_hashed_pkg"], capture_output=True).returncode == 0
 
 
 def test_a_font_check_that_cannot_import_is_a_broken_venv_not_a_missing_font(checkout, pip_venv):
