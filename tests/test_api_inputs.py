@@ -259,7 +259,34 @@ def _decode(table):
     return [[words[v] if isinstance(v, str) else v for v in row] for row in table]
 
 
-@pytest.mark.parametrize("case", OVERFLOW_CASES, ids=[c["label"] for c in OVERFLOW_CASES])
+REFUSED = [c for c in OVERFLOW_CASES if c["kind"] != "rescaled"]
+
+
+def test_where_only_rounding_carries_o_past_the_floats_the_core_and_the_twin_give_the_same_o():
+    """O = A·V of a V near the largest float overflowed in the twin only (the core rescaled it):
+    both now compute it, the same numbers (attention.js run in Node on the same case)."""
+    import shutil
+    import subprocess
+
+    (case,) = [c for c in OVERFLOW_CASES if c["kind"] == "rescaled"]
+    a = case["args"]
+    result = scaled_dot_product_attention(a["Q"], a["K"], a["V"])
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(result.A @ np.asarray(a["V"])).all(), "the case no longer overflows A·V"
+    python = result.O
+    node = shutil.which("node")
+    assert node, "Node.js runs the twin (scripts/test.sh installs it)"
+    js = ROOT / "attention_lab" / "static" / "attention-lab" / "attention.js"
+    code = (f"const c = require({json.dumps(str(js))}); const a = JSON.parse(process.argv[1]);"
+            "console.log(JSON.stringify(c.scaledDotProductAttention(a.Q, a.K, a.V).O));")
+    out = subprocess.run([node, "-e", code, json.dumps(a)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    twin = np.array(json.loads(out.stdout))
+    assert np.isfinite(python).all() and np.isfinite(twin).all()
+    np.testing.assert_allclose(twin, python, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c["label"] for c in REFUSED])
 def test_the_python_core_refuses_the_twins_overflow_cases_with_the_same_kind(case):
     """tests/js/overflow.test.cjs holds attention.js to these kinds (run by test_twin_node)."""
     a = case["args"]

@@ -24,7 +24,7 @@ function run(c) {
 }
 
 test("every case past the floats throws the kind the Python core gives, with a message that says so", () => {
-  for (const c of CASES.filter((c) => c.kind !== "overflow_row_two")) {
+  for (const c of CASES.filter((c) => c.kind !== "overflow_row_two" && c.kind !== "rescaled")) {
     assert.throws(() => run(c), (e) => {
       assert.equal(e.kind, c.kind, c.label);
       if (c.kind === "overflow") assert.match(e.message, /overflow/, c.label);
@@ -38,6 +38,17 @@ test("a score the causal mask hides may overflow: the readable row 0 is computed
   assert.throws(() => run(c), (e) => e.kind === "overflow" && /scores S/.test(e.message));
   const r = core.scaledDotProductAttention([[1, 1], [1, 1]], [[1, 1], [1e200, 1e200]], [[1], [2]], { causal: true });
   assert.deepEqual(r.A[0], [1, 0]);  // S[0][1] = 1e200 + -inf is hidden: not an overflow
+});
+
+test("O past the floats only by rounding is computed, as the core's _mix does: finite, inside each column of V", () => {
+  const c = CASES.find((c) => c.kind === "rescaled");
+  const V = decode(c.args.V), plain = core.matmul(run(c).A, V);
+  assert.ok(plain.flat().some((v) => !Number.isFinite(v)), "the case no longer overflows A·V: it tests nothing");
+  const O = run(c).O;
+  O[0].forEach((v, j) => {
+    const col = V.map((row) => row[j]);
+    assert.ok(Number.isFinite(v) && v >= Math.min(...col) && v <= Math.max(...col), `O[0][${j}] = ${v}`);
+  });
 });
 
 test("the refusal's Chinese sentence names an overflow as one (strings_zh.json errors)", () => {

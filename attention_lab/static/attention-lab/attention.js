@@ -10,8 +10,9 @@
  * input (type, NaN, shape, overflow...) is the Python core's job (core.AttentionInputError),
  * where anyone can call it with anything.  The few throws left guard the mathematics itself,
  * and name the case as the core does: past the float range, a table that overflows (Q, K, V, S,
- * O, Y) throws kind "overflow" (never NaN/±inf in a result, nor "all_masked" for NaN scores);
- * NaN or ±inf given in a table, "nonfinite".
+ * Y) throws kind "overflow" (never NaN/±inf in a result, nor "all_masked" for NaN scores);
+ * NaN or ±inf given in a table, "nonfinite".  O = A·V, whose exact value never leaves the floats,
+ * is rescaled where rounding alone would carry it past them, as the core's _mix does (mix).
  */
 (function (root, factory) {
   "use strict";
@@ -140,8 +141,33 @@
     finite(S.map(function (row, i) { return row.filter(function (_, j) { return M[i][j] !== -Infinity; }); }),
       "overflow", "scores S = Q·Kᵀ/√d_k");
     var A = softmax(S);
-    var O = finite(matmul(A, finite(V, "nonfinite", "V")), "overflow", "O = A·V");
+    var O = mix(A, finite(V, "nonfinite", "V"));
     return { Q: Q, K: K, V: V, M: M, S: S, A: A, O: O, d_k: dK, scale: root, raw_scores: raw };
+  }
+
+  /** x·2^k, exact (as numpy's ldexp) for the k mix needs: 2^k itself is a float for -1074 <= k <= 1023. */
+  function ldexp(x, k) {
+    return k > 1023 ? x * Math.pow(2, k - 1023) * Math.pow(2, 1023) : x * Math.pow(2, k);
+  }
+
+  /** O = A·V, kept finite where the exact answer is (the core's _mix): each O[i][c] is a weighted
+   *  average of V's column c, so only rounding can carry a sum of huge products past the largest
+   *  float (V near 1.8e+308).  Then, as the core does, the product is taken on V scaled by a power of
+   *  two, scaled back and held inside the column's range; never inf. */
+  function mix(A, V) {
+    var O = matmul(A, V), ok = O.every(function (row) { return row.every(isFinite); });
+    if (ok) return O;
+    var top = 0;
+    V.forEach(function (row) { row.forEach(function (v) { top = Math.max(top, Math.abs(v)); }); });
+    var e = Math.floor(Math.log2(top)) + 1;  // frexp's exponent: top < 2^e
+    if (Math.pow(2, e - 1) > top) e -= 1;     // log2 rounded up at a power of two
+    var small = V.map(function (row) { return row.map(function (v) { return ldexp(v, -e); }); });
+    var lo = V[0].map(function (_, c) { return Math.min.apply(null, V.map(function (row) { return row[c]; })); });
+    var hi = V[0].map(function (_, c) { return Math.max.apply(null, V.map(function (row) { return row[c]; })); });
+    O = matmul(A, small).map(function (row) {
+      return row.map(function (v, c) { return Math.min(hi[c], Math.max(lo[c], ldexp(v, e))); });
+    });
+    return finite(O, "overflow", "O = A·V");  // cannot happen for a finite V (a guard, as the core's)
   }
 
   /** Self-attention of one head: X (n, d_model), Wq/Wk (d_model, d_k), Wv (d_model, d_v). */
