@@ -214,5 +214,75 @@ def test_printed_marks_show_every_difference_from_the_baseline_and_the_screen_ke
     every = [v for v in expected_changes(default_params(), final).values() if v[:1] in "▲▼"]
     assert len(every) > len([v for v in last.values() if v[:1] in "▲▼"])  # more than the last change
     assert len(on_paper) >= len(every) and all(flat.count(m) >= n for m, n in Counter(every).items()), (flat, every)
+    # The snapshot with its marks and notes stays on page 1 (it once went whole to page 2, a page 1
+    # with only the title): S, A, O and Q, K, V there on A4 and on the shorter Letter alike.
+    letter = _pdf_text(twin.page.pdf(format="Letter", print_background=True), pages=1)[0]
+    for paper, first in (("A4", re.sub(r"\s+", "", pages[0].extract_text())), ("Letter", letter)):
+        missing = [t for t in ("课堂实验台", "分数表", "份额表", "输出表", "查询表", "▲") if t not in first]
+        assert not missing, (paper, missing, first[:200])
     twin.page.wait_for_timeout(100)
     assert changed_cells(twin) == last  # the screen after printing: the last change's marks again
+
+
+# ---------------------------------------------------------------- handouts and the way to the lab (issue 29)
+
+def _pdf_text(pdf: bytes, pages=None) -> list[str]:
+    import io
+    import re
+    import unicodedata
+
+    from pypdf import PdfReader
+
+    read = PdfReader(io.BytesIO(pdf)).pages
+    return [re.sub(r"\s+", "", unicodedata.normalize("NFKC", p.extract_text())) for p in read][:pages]
+
+
+def test_the_worksheet_prints_the_self_checks_without_answers_and_the_lab_in_predict_mode(new_page, site_url):
+    """The chapter's first screen (1280x800) links to its lab and offers the worksheet; its button
+    prints the self-checks' questions without their answers and the lab with A and O covered, and
+    afterwards the page is as it was (a plain print still has every answer: test_site_reading)."""
+    import re
+    import unicodedata
+
+    twin = Twin(new_page(width=1280, height=800), site_url + CHAPTER)
+    page, root = twin.page, twin.root
+    handout = STRINGS["handout"]
+    to_lab = page.locator("nav.f11-handout a.f11-to-lab")
+    button = page.locator("nav.f11-handout [data-f11-worksheet]")
+    assert to_lab.inner_text() == handout["to_lab"] and button.inner_text() == handout["worksheet"]
+    for shown in (to_lab, button):
+        box = shown.bounding_box()
+        assert box and box["y"] + box["height"] <= 800, box  # on the first screen
+    # What the answers say that the rest of the page does not (so their absence on paper means something).
+    answers, questions = page.evaluate("""() => {
+      const sec = document.getElementById('f11-selfcheck'), runs = t => t.match(/[\\u4e00-\\u9fff，。：；“”、（）]{10,}/g) || [];
+      const drop = [...sec.querySelectorAll('details.sd-dropdown .sd-summary-content')];
+      const rest = document.querySelector('article').cloneNode(true);
+      rest.querySelectorAll('#f11-selfcheck details.sd-dropdown').forEach(d => d.remove());
+      const other = rest.textContent.replace(/\\s+/g, '');
+      return [drop.map(d => runs(d.textContent.replace(/\\s+/g, '')).filter(r => !other.includes(r))),
+              [...sec.querySelectorAll(':scope > p')].filter(p => /^\\d+\\.$/.test((p.querySelector('strong') || {}).textContent))
+                .map(p => runs(p.textContent.replace(/\\s+/g, ''))[0]).filter(Boolean)]; }""")
+    assert len(answers) >= 9 and all(answers), answers  # every answer has prose of its own
+    page.evaluate("() => { window.__printed = 0; window.print = () => { window.__printed += 1; }; }")
+    button.click()
+    assert page.evaluate("() => [window.__printed, document.documentElement.classList.contains('f11-worksheet')]") == [1, True]
+    assert root.get_attribute("data-predict") == "true"
+    text = "".join(_pdf_text(page.pdf(format="A4", print_background=True)))
+    norm = lambda s: unicodedata.normalize("NFKC", s)  # noqa: E731
+    # (PDF text gives some ideographs as radicals outside NFKC's reach: a radical may stand for any ideograph.)
+    found = lambda run: re.search("".join(f"(?:{re.escape(c)}|[\u2e80-\u2fdf])" if "\u4e00" <= c <= "\u9fff" else re.escape(c)  # noqa: E731
+                                          for c in norm(run)), text)
+    printed = [r for runs in answers for r in runs if found(r)]
+    assert printed == [], printed[:3]
+    assert len(questions) >= 9 and all(found(q) for q in questions), [q for q in questions if not found(q)][:3]
+    assert re.search(r"份额表.{0,40}\?", text)  # the lab's A covered
+    # After printing (page.pdf sends afterprint): the chapter and its lab as they were.
+    page.wait_for_timeout(100)
+    assert page.evaluate("() => document.documentElement.classList.contains('f11-worksheet')") is False
+    assert root.get_attribute("data-predict") is None
+    assert_cells_equal_python(twin.cells(), default_params(), "after the worksheet")
+    # The link takes the reader to the lab.
+    to_lab.click()
+    page.wait_for_function("() => { const r = document.querySelector('[data-attention-lab]').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight / 2; }")
+    assert twin.rec.page_errors == []

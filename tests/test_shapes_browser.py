@@ -8,6 +8,9 @@ attention_lab.core.general_attention; a shape change keeps the cells that remain
 from __future__ import annotations
 
 import math
+import re
+import sys
+from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode
 
 import numpy as np
@@ -561,8 +564,21 @@ def test_print_lists_the_shapes_and_masks_beside_every_table(lab):
     line = page.locator("[data-shapes-lab] [data-lab-print-params]")
     assert not line.is_visible()  # on screen the shape controls say it
     want = "n = 3, m = 4, d_model = 2, d_k = 2, d_v = 3"
-    pdf = "".join(p.extract_text() for p in PdfReader(io.BytesIO(page.pdf(format="A4", print_background=True))).pages)
+    printed = page.pdf(format="A4", print_background=True)
+    pdf = "".join(p.extract_text() for p in PdfReader(io.BytesIO(printed)).pages)
     assert want in pdf and "p = 1" in pdf, pdf[:300]
+    # Issue 29: page 1 is the title and the lab (no contents list first), its every number >= 9 pt.
+    first = PdfReader(io.BytesIO(printed)).pages[0]
+    sizes = []
+
+    def size(text, cm, tm, font, fs):  # the run's height on paper: the font size through both matrices
+        a, b, c, d = (tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3], tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3])
+        if any(ch.isdigit() for ch in text):
+            sizes.append((round(fs * (c * c + d * d) ** 0.5, 2), text.strip()))
+
+    text = re.sub(r"\s+", "", first.extract_text(visitor_text=size))
+    assert all(t in text for t in ("形状实验台", "分数表", "份额表", "输出表", want.replace(" ", ""))) and "目录" not in text, text[:300]
+    assert len(sizes) > 30 and min(sizes)[0] >= 9, sorted(sizes)[:5]
     page.emulate_media(media="print")
     text = line.inner_text()
     assert want in text and "交叉注意力" in text and "因果掩码：关" in text and "填充 p = 1" in text, text
@@ -613,3 +629,11 @@ def test_held_arrow_keys_write_the_address_once_the_value_settles(lab):
     page.reload()
     page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
     assert_equal_to_core(page, state)
+    # scripts/bench_shapes.py's held keys count the same: nothing written while they come, once after;
+    # its "naive way" beside them writes at every key.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import bench_shapes
+
+    settled, naive = (page.evaluate(bench_shapes.KEYS_JS, [5, at_once]) for at_once in (False, True))
+    assert settled["ok"] and (settled["during"], settled["after"]) == (0, 1), settled
+    assert (naive["during"], naive["after"]) == (5, 0), naive
