@@ -277,6 +277,9 @@ class AttentionLab:
             self._notes["?tokens"] = (None, _fill(s_lab["tokens_refused"], raw=_short(tokens),
                                                   tok0=TOKENS[0], tok1=TOKENS[1]))
         self._holding = False
+        #: The note of the value last typed into a readout, as the view sent it:
+        #: ``(name, value, note)`` (shown while that control holds ``value``), or None.
+        self._typed: tuple | None = None
         self.update_count = 0
         self.result = None
 
@@ -363,6 +366,7 @@ class AttentionLab:
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         self.row_control.observe(self._on_change, names="value")
+        self.view.on_msg(self._on_view_msg)
         self._update()
 
     # --- state ----------------------------------------------------------------------------
@@ -389,7 +393,29 @@ class AttentionLab:
         return view_state(self.params, self.result, self.row, self.notes)
 
     def _notes_for(self, params: dict) -> list[str]:
-        return [note for _, note in self._notes.values()] + self._messages(params)
+        typed = self._typed if self._typed and params.get(self._typed[0]) == self._typed[1] else None
+        kept = [note for key, (_, note) in self._notes.items() if not (typed and key == typed[0])]
+        return kept + ([typed[2]] if typed else []) + self._messages(params)
+
+    def _on_view_msg(self, _widget, content, _buffers=None) -> None:
+        """A message from the view: ``{"typed": {"name", "value", "text"} | None}``, the note of a
+        value the reader typed into a readout (the view took the value with the site's coerce and
+        set it on the control; its note, if any, is the site's).  Kept for :attr:`notes` while the
+        control holds that value; anything else is ignored."""
+        if not isinstance(content, Mapping) or "typed" not in content:
+            return
+        typed = content["typed"]
+        if typed is None:
+            self._typed = None
+            return
+        if not isinstance(typed, Mapping):
+            return
+        name, value, text = typed.get("name"), typed.get("value"), typed.get("text")
+        if name not in self.controls or not isinstance(text, str) or refused(name, value):
+            return
+        self._typed = (name, _round(coerce(name, value)[0]), text[:300])
+        if self._notes.pop(name, None) is not None:
+            self._publish_notes()  # the view shows the typed note in its place
 
     @contextmanager
     def hold(self):
@@ -426,7 +452,9 @@ class AttentionLab:
             self._publish_notes()  # shows the message; nothing else changed
             raise ValueError(message)
         # The notes of the controls set here go (each gets its own again if coerce has one);
-        # another control's note stays until that control takes a new value.
+        # another control's note stays until that control takes a new value.  A typed value's
+        # note goes, as on the site (a button or an example after it).
+        self._typed = None
         for key in [k for k in self._notes if k in params or k not in self.controls]:
             del self._notes[key]
         with self.hold(), ExitStack() as held:
@@ -435,7 +463,15 @@ class AttentionLab:
             for control in (*self.controls.values(), self.row_control):
                 held.enter_context(control.hold_sync())
             for name, raw in params.items():
-                self.controls[name].value = raw  # coerced by the control, with its note
+                control = self.controls[name]
+                value, note = coerce(name, raw, current=control.value)
+                if note is None and _round(value) == _round(control.value):
+                    # The same value as far as the lab computes (−0.49999999999999956 from the
+                    # browser's stepping is −0.5): no change, so nothing is sent back to the
+                    # browser, where the reader may already have moved on (a kernel echo over a
+                    # slow link would undo fast input).
+                    continue
+                control.value = raw  # coerced by the control, with its note
             if row is not None:
                 self.row_control.value = self._row_of(row)
 

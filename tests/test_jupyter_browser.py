@@ -25,7 +25,7 @@ import pytest
 
 from attention_lab import attention
 from attention_lab.lab import dom_class
-from attention_lab.params import D_K_POWERS, PARAM_NAMES, default_params, range_of, tables_from_params
+from attention_lab.params import D_K_POWERS, PARAM_NAMES, coerce, default_params, range_of, tables_from_params
 from attention_lab.plotting import format_value
 from attention_lab.worked import worked_text
 
@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import latency_proxy  # noqa: E402
 from binder_env import kernel_json  # noqa: E402
+from make_vectors import COERCE_INPUTS  # noqa: E402
 
 SCREENSHOT = os.environ.get("F11_JUPYTER_SCREENSHOT")  # optional path: keep a 1024x768 picture
 LAB = ".f11-lab [data-attention-lab]"
@@ -455,6 +456,28 @@ def test_fifteen_key_presses_sent_without_waiting_end_where_the_reader_left(requ
     assert kernel_state(page)["params"] == params
 
 
+def test_a_reset_then_fast_keys_over_a_slow_link_end_where_the_reader_left(slow_page):
+    """对照二, then 恢复基准, then five ArrowRight presses on Wq[1,0] at once, over the 150 ms link
+    (issue 27, item 3): the slider stays at −0.25 (no kernel echo of 恢复基准 comes after the keys),
+    and the view and the kernel have it.  Three times: the race it guards against was 4 of 4."""
+    page = slow_page
+    handle = page.locator(f".f11-lab .{dom_class('Wq[1,0]')} .noUi-handle")
+    start = default_params()["Wq[1,0]"]
+    want = round(start + 5 * range_of("Wq[1,0]").step, 10)
+    for _ in range(3):
+        page.locator(".f11-lab .f11-button-only_wq").click()
+        wait_for_core(page, default_params("only_wq"))
+        page.wait_for_timeout(400)
+        page.locator(".f11-lab .f11-button-reset").click()
+        handle.focus()
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")  # no waiting for the kernel
+        assert settled(page, "Wq[1,0]") == want
+        params = {**default_params(), "Wq[1,0]": want}
+        wait_for_core(page, params)
+        assert kernel_state(page)["params"] == params
+
+
 def test_a_mouse_drag_over_a_slow_link_ends_where_the_mouse_let_go(slow_page):
     """A drag across Wv[0,0]'s track and back part of the way, over the 150 ms link: the value the
     readout shows when the mouse is let go stays, and the view and the kernel both have it."""
@@ -759,6 +782,78 @@ def test_a_slider_readout_takes_the_minus_sign_it_shows_and_full_width_digits(la
         wait_for_core(page, params)
         assert float(readout.inner_text().replace("\u2212", "-")) == value
     assert not page.page_errors
+    reset(page)
+
+
+#: Typed values (issue 27, item 2): the site's parity table for coerce (scripts/make_vectors.py
+#: COERCE_INPUTS, the slider names), then the values the issue saw snapped: d_k 3, 5, 0; Wq 0.53,
+#: 99, "abc"; a value off X's step; last a clamp (its note must reach the kernel).  Typed one
+#: after another from the baseline.
+TYPED = [(n, raw) for n, raw in COERCE_INPUTS if n != "causal"] + [
+    ("d_k", "3"), ("d_k", "5"), ("d_k", "0"), ("Wq[1,0]", "0.53"), ("Wq[1,0]", "99"), ("Wq[1,0]", "abc"),
+    ("X[1,1]", "1.25"), ("d_k", "3"), ("Wv[1,1]", "25.25")]
+
+
+def typed_table(page, box, notes_sel, keep):
+    """Type TYPED into ``box(name)`` one by one (Enter after each); [(value held, notes shown)]."""
+    seen = []
+    for name, raw in TYPED:
+        field = box(name)
+        field.scroll_into_view_if_needed()
+        field.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Backspace")
+        if raw:
+            page.keyboard.type(raw)
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(150)
+        seen.append(keep(name, page.locator(notes_sel).all_inner_texts()))
+    return seen
+
+
+def test_typed_values_take_the_sites_coerce_and_notes_in_view_and_kernel(lab_page, site_url, browser):
+    """Each typed value of TYPED is what the site makes of it (a typed-value table equal to the
+    site's book/lab.html, and to params.coerce): d_k 3 stays 3, 0.53 stays 0.53, a clamp says so in
+    the site's words, "abc" is refused with a note; never snapped to the track's step.  The
+    kernel holds the same values and notes (lab.notes)."""
+    page = lab_page
+    reset(page)
+    page.wait_for_timeout(400)
+    # What params.coerce says, each value from what the one before left.
+    params, want = default_params(), []
+    for name, raw in TYPED:
+        params[name], note = coerce(name, raw, current=params[name])
+        want.append((name, params[name], note))
+
+    def jupyter_value(name, notes):
+        text = page.locator(f".f11-lab .{dom_class(name)} .widget-readout").inner_text()
+        return float(text.replace("\u2212", "-")), notes
+
+    got = typed_table(page, lambda n: page.locator(f".f11-lab .{dom_class(n)} .widget-readout"),
+                      f"{LAB} [data-lab-notes] p", jupyter_value)
+    for (name, value, note), (shown, notes) in zip(want, got):
+        assert shown == value, (name, shown, value)
+        assert (note in notes) if note else not any(name + " " in n for n in notes), (name, note, notes)
+    final = wait_for_core(page, params)
+    assert final is not None
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'")
+    page.wait_for_timeout(500)
+    held = kernel_state(page)
+    assert held["params"] == params
+    assert held["notes"] == got[-1][1]  # the kernel says what the view says, the last typed note too
+    assert want[-1][2] in held["notes"]
+    # The site, typed the same values in its number boxes: the same values, the same notes.
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    try:
+        site = context.new_page()
+        site.goto(f"{site_url}/book/lab.html")
+        site.wait_for_selector('[data-attention-lab][data-lab-ready="true"]')
+        on_site = typed_table(site, lambda n: site.locator(f'input[data-param-text="{n}"]'),
+                              "[data-attention-lab] [data-lab-notes] p",
+                              lambda n, notes: (float(site.locator(f'input[data-param-text="{n}"]').input_value()), notes))
+    finally:
+        context.close()
+    assert got == on_site
     reset(page)
 
 

@@ -468,3 +468,47 @@ def test_the_view_shows_a_kernel_note_only_while_its_control_holds_the_value(fre
     with pytest.raises(ValueError):
         fresh.set_params({"Wq[9,9]": 1.0})
     assert any(n["name"] is None and "没有改动任何值" in n["text"] for n in fresh.view.kernel_notes)
+
+
+def test_set_params_sends_nothing_for_values_equal_after_the_labs_rounding():
+    """A slider's value from the browser's stepping (−0.49999999999999956) and the baseline's −0.5
+    are one value to the lab: 恢复基准 (set_params) changes nothing, so no message goes back to the
+    browser, where the reader may already be pressing keys (issue 27, item 3: over a slow link the
+    late −0.5 undid five fast presses)."""
+    lab = AttentionLab(params=default_params("only_wq"))
+    noisy = -0.49999999999999956
+    assert round(noisy, 10) == default_params()["Wq[1,0]"] == -0.5
+    lab.controls["Wq[1,0]"].value = noisy  # as the browser sends it
+    changes = []
+    lab.controls["Wq[1,0]"].observe(changes.append, names="value")
+    lab.set_params(default_params())
+    assert changes == [] and lab.controls["Wq[1,0]"].value == noisy
+    assert lab.params == default_params() and lab.notes == []
+    # A value that is a change still is one, and a clamped one keeps its note.
+    lab.set_params({"Wq[1,0]": 99})
+    assert lab.controls["Wq[1,0]"].value == 3 and any("99 已改为 3" in n for n in lab.notes)
+
+
+def test_a_typed_values_note_from_the_view_is_in_lab_notes_while_its_control_holds_the_value():
+    """The view takes a typed value with the site's coerce and sends its note (issue 27, item 2):
+    the kernel shows it in lab.notes, in the view's order, in place of an older note of that
+    control, until the control holds another value; nonsense from the view is ignored."""
+    lab = AttentionLab(params={"d_k": 100})  # a start note for d_k: 100 -> 64
+    assert any("100 已改为 64" in n for n in lab.notes)
+    note = coerce("d_k", "3.5", current=64.0)[1]
+    lab.controls["d_k"].value = 4.0  # the value the view set, then its note
+    lab._on_view_msg(lab.view, {"typed": {"name": "d_k", "value": 4, "text": note}})
+    assert lab.notes[0] == note and not any("100 已改为" in n for n in lab.notes)
+    assert lab.notes == [note] + lab._messages(lab.params)
+    lab.controls["d_k"].value = 8.0  # moved on: the note goes
+    assert note not in lab.notes
+    # "abc" refused: the value stays, the note is shown while it does; typed again (None): it goes.
+    refusal = coerce("Wq[0,0]", "abc", current=lab.params["Wq[0,0]"])[1]
+    lab._on_view_msg(lab.view, {"typed": {"name": "Wq[0,0]", "value": lab.params["Wq[0,0]"], "text": refusal}})
+    assert refusal in lab.notes
+    lab._on_view_msg(lab.view, {"typed": None})
+    assert refusal not in lab.notes
+    for bad in ({"typed": {"name": "nope", "value": 1, "text": "x"}}, {"typed": {"name": "d_k", "value": "abc", "text": "x"}},
+                {"typed": {"name": "d_k", "value": 8, "text": 5}}, {"typed": "x"}, {"other": 1}, "x", None):
+        lab._on_view_msg(lab.view, bad)
+        assert "x" not in lab.notes

@@ -86,3 +86,86 @@ function listenOnBox(labBox, handlers, then, tries = 60) {
     if (box) types.forEach((t) => box.removeEventListener(t, handlers[t], true));
   };
 }
+
+/** The ipywidgets slider views (FloatSlider, FloatLogSlider, IntSlider) of `models`, each patched
+ *  once (placeSlidersExactly); resolves to [{el, view}] for the views there are now. */
+async function sliderViews(models) {
+  const out = [];
+  await Promise.all(Object.keys(models).map(async (name) => {
+    const m = models[name];
+    const views = await Promise.all(Object.values((m && m.views) || {})).catch(() => []);
+    views.forEach((v) => { if (v && v.el && placeSlidersExactly(v)) out.push({ el: v.el, view: v }); });
+  }));
+  return out;
+}
+
+const PLACED = new WeakSet();
+/** A slider's ipywidgets view made to show the value its model holds, exactly:
+ *  - A value set on the model from anywhere but the slider itself (a typed readout, a button, the
+ *    kernel, the lab's own keys) puts the thumb exactly there (d_k 3 between the 2 and 4 marks, Wq
+ *    0.53 between 0.50 and 0.55) and is never written back snapped to the track's step.  ipywidgets
+ *    moves the thumb with noUiSlider's set(), which snaps and fires "update", and its "update"
+ *    handler writes the snapped value to the model (d_k 3 -> 4, 0.53 -> 0.55, −0.5 ->
+ *    −0.49999999999999956, sent on to the kernel).  Here set() places the thumb as given
+ *    (noUiSlider's exactInput) and the "update" it fires is not taken for the reader's move.  The
+ *    reader's own drags go through noUiSlider's inner handlers, not set(): untouched.
+ *  - The readout shows every digit of a value off the step (1.25 on X's 0.1 track, not "1.3"; the
+ *    site's boxes show it so); values on the step keep ipywidgets' format ("0.50", "−1.0").
+ *  Returns false for a view that is no slider. */
+function placeSlidersExactly(view) {
+  const ui = view.$slider && view.$slider.noUiSlider;
+  if (!ui || typeof ui.set !== "function" || typeof view.handleSliderUpdateEvent !== "function") return false;
+  if (PLACED.has(ui)) return true;
+  PLACED.add(ui);
+  const set = ui.set;
+  let placing = false;
+  ui.set = function (value, fireSetEvent) {
+    placing = true;
+    try {
+      return set.call(this, value, fireSetEvent, true);
+    } finally {
+      placing = false;
+    }
+  };
+  const onUpdate = view.handleSliderUpdateEvent;
+  view.handleSliderUpdateEvent = function (values, handle) {
+    if (placing) return undefined;  // ipywidgets' update() writes the readout from the model
+    return onUpdate.call(this, values, handle);
+  };
+  const format = view.valueToString;
+  if (typeof format === "function") {
+    view.valueToString = function (value) {
+      const text = format.call(this, value), x = rounded(Number(value));
+      if (typeof x !== "number" || !isFinite(x) || Number(String(text).replace(/\u2212/g, "-")) === x) return text;
+      return String(x).replace("-", "\u2212");
+    };
+    if (view.readout && view.model) view.readout.textContent = view.valueToString(view.model.get("value"));
+  }
+  return true;
+}
+
+/** What a key on a focused slider handle does, as on the site: ±1 step (→ ↑ / ← ↓), ±10 steps
+ *  (PgUp / PgDn), an end (Home / End). */
+const SLIDER_KEYS = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10, Home: "min", End: "max" };
+
+/** Keys on a focused slider of the lab box, handled by the lab (`step(sliderEl, k)` sets the value
+ *  and returns true; k from SLIDER_KEYS).  Notebook 7 takes the arrow keys for itself before
+ *  noUiSlider sees them (its shortcuts listen on the document, capturing), so they would do
+ *  nothing; in JupyterLab noUiSlider steps from the snapped thumb and PgUp moves 5 steps.  Listened
+ *  for on the window, capturing (before either), so both rooms step as the site does.  Returns the
+ *  function that stops listening. */
+function sliderKeys(labBox, step) {
+  const onKey = (e) => {
+    const t = e.target;
+    if (!(t instanceof Element) || !t.classList.contains("noUi-handle") || e.altKey || e.ctrlKey || e.metaKey) return;
+    const k = SLIDER_KEYS[e.key];
+    const box = labBox();
+    if (k === undefined || !box || !box.contains(t)) return;
+    const slider = t.closest(".widget-slider");
+    if (!slider || !step(slider, k)) return;
+    e.preventDefault();
+    e.stopPropagation();
+  };
+  window.addEventListener("keydown", onKey, true);
+  return () => window.removeEventListener("keydown", onKey, true);
+}

@@ -27,17 +27,102 @@ async function renderLab({ model, el }) {
   const models = await controlModels(model);
   const labBox = () => el.closest(".f11-lab");
 
-  // ipywidgets' readouts show negatives with the typographic minus ("−0.50") but read typed text
-  // with parseFloat, which refuses it (and full-width digits, a decimal comma).  Before ipywidgets
-  // reads a readout of this lab (Enter, or leaving it), its text is rewritten in the lab's number
-  // grammar (attention.js parseNumber, as the site's boxes and attention_lab.params read it).
-  // Listeners on this lab's own box only, in the capture phase (before ipywidgets' handlers).
-  const tidy = (e) => {
+  // The control a slider element (or its readout) belongs to: by the class dom_class gave it.
+  const nameOf = (node) => {
+    const slider = node && node.closest(".widget-slider");
+    return slider ? names.find((n) => n !== "causal" && slider.classList.contains(domClass(n))) : undefined;
+  };
+  // The sliders' ipywidgets views (their thumbs placed exactly, never a snapped value written back:
+  // jupyter_glue.js placeSlidersExactly), found once the lab is in the page and again for a view
+  // met later (the lab shown a second time).
+  const views = new Map();  // slider element -> its ipywidgets view
+  const findViews = () => sliderViews(models).then((found) => found.forEach(({ el: e, view: v }) => views.set(e, v)));
+  const viewOf = (node) => {
+    const slider = node.closest(".widget-slider");
+    if (!views.has(slider)) findViews();
+    return views.get(slider);
+  };
+  const show = (name, node, value) => {
+    const v = viewOf(node);
+    return v && typeof v.valueToString === "function" ? v.valueToString(value) : String(value);
+  };
+
+  // A value typed into a slider's readout is the lab's, read as the site reads its number boxes:
+  // attention.js coerce (its grammar: "−0.5", full-width digits, a decimal comma; a clamp, d_k to an
+  // integer, a refusal, each with the site's note; 3 stays 3, 0.53 stays 0.53).  ipywidgets would
+  // read it with parseFloat, clamp it silently and snap it to the track's step (d_k 3 -> 4).  So on
+  // Enter or leaving the readout (capturing, on the lab's own box: before ipywidgets' handlers,
+  // which never see it) the value is set on the control's model here; the note is shown until
+  // another value is typed or a control is moved (as on the site), and sent to the kernel (lab.notes).
+  const edited = new WeakSet();  // readouts typed into since their value was last taken
+  let typed = null;              // the last typed value's note: {name, value, text}, or null
+  const sendTyped = () => model.send({ typed: typed });
+  const clearTyped = () => {
+    if (!typed) return;
+    typed = null;
+    sendTyped();
+  };
+  const onInput = (e) => {
+    if (e.target instanceof Element && e.target.matches(".widget-readout[contenteditable]")) edited.add(e.target);
+  };
+  const takeTyped = (e) => {
     const t = e.target;
     if (!(t instanceof Element) || !t.matches(".widget-readout[contenteditable]")) return;
     if (e.type === "keydown" && e.key !== "Enter") return;
-    const value = core.parseNumber(t.textContent || "");
-    if (Number.isFinite(value)) t.textContent = String(value);
+    const name = nameOf(t), m = name && models[name];
+    if (!m) return;
+    e.stopPropagation();
+    if (e.type === "keydown") e.preventDefault();
+    const now = current[name];
+    if (!edited.has(t)) { t.textContent = show(name, t, m.get("value")); return; }
+    edited.delete(t);
+    const c = core.coerce(name, t.textContent || "", config.ranges, config.baseline, now);
+    const value = rounded(c.value);
+    const before = typed;
+    typed = c.note ? { name: name, value: value, text: c.note } : null;
+    if (value !== now) {
+      applying = true;
+      try {
+        m.set("value", value);
+        m.save_changes();
+      } finally {
+        applying = false;
+      }
+    }
+    t.textContent = show(name, t, value);
+    if (typed || before) sendTyped();
+    redraw();
+  };
+  // Keys on a focused slider (jupyter_glue.js sliderKeys): a step from the value the lab holds (a
+  // typed 0.53 -> 0.58; d_k to the next power of two, from a typed 3 to 4), as the site's controls.
+  const DK_POWERS = config.dk_powers || [1, 2, 4, 8, 16, 32, 64];
+  const keyStep = (slider, k) => {
+    const name = nameOf(slider), m = name && models[name];
+    if (!m) return false;
+    viewOf(slider);
+    const r = config.ranges[core.tableOf(name)];
+    const now = current[name];
+    let v;
+    if (k === "min" || k === "max") v = name === "d_k" ? DK_POWERS[k === "min" ? 0 : DK_POWERS.length - 1] : r[k];
+    else if (name === "d_k") {
+      const on = DK_POWERS.filter((p) => (k > 0 ? p > now : p < now));
+      const hops = Math.min(Math.abs(k) > 1 ? 2 : 1, on.length);
+      v = hops ? (k > 0 ? on[hops - 1] : on[on.length - hops]) : now;
+    } else {
+      v = Math.min(r.max, Math.max(r.min, Number((now + k * r.step).toFixed(10))));
+    }
+    clearTyped();
+    if (v !== now) {
+      applying = true;
+      try {
+        m.set("value", v);
+        m.save_changes();
+      } finally {
+        applying = false;
+      }
+    }
+    redraw();
+    return true;
   };
   // A drag on one of this lab's sliders is one gesture: the change marks show what the whole drag
   // changed once it ends (as on the site).  While it lasts, a listener for its end on the window
@@ -68,11 +153,12 @@ async function renderLab({ model, el }) {
     if (!cls) return;
     const target = BUTTONS[cls] ? (config.contrasts || {})[BUTTONS[cls]] : config.baseline;
     if (!target) return;
+    clearTyped();
     applying = true;
     try {
       names.forEach((name) => {
         const m = models[name];
-        if (m && target[name] !== undefined && m.get("value") !== target[name]) {
+        if (m && target[name] !== undefined && rounded(m.get("value")) !== rounded(target[name])) {
           m.set("value", target[name]);
           m.save_changes();
         }
@@ -99,6 +185,7 @@ async function renderLab({ model, el }) {
     // A point of the plane dragged (or moved with the arrow keys): that row of X's sliders, set
     // here on their models (the kernel receives them as from a drag) and drawn at once.
     onPoint: (table, i, v, settling) => {
+      clearTyped();
       applying = true;
       try {
         setPointRow(models, table, i, v);
@@ -110,9 +197,8 @@ async function renderLab({ model, el }) {
     },
   });
 
-  // Notes of values the reader typed that coerce changed (d_k 3.5 -> 4): kept while the control
-  // holds the value it was changed to (also when the kernel writes that value back to it).
-  const typed = {};
+  // The values as the lab computes with them (coerced as the site's, the browser's stepping noise
+  // rounded away); a typed note goes once its control holds another value.
   const current = {};
   function params() {
     const out = {};
@@ -120,11 +206,9 @@ async function renderLab({ model, el }) {
       const m = models[name];
       const raw = m ? m.get("value") : config.start[name];
       const c = core.coerce(name, raw, config.ranges, config.baseline, current[name]);
-      const value = rounded(c.value);
-      if (c.note) typed[name] = { value: value, text: c.note };
-      else if (typed[name] && typed[name].value !== value) delete typed[name];
-      out[name] = current[name] = value;
+      out[name] = current[name] = rounded(c.value);
     });
+    if (typed && out[typed.name] !== typed.value) clearTyped();
     return out;
   }
   function row() {
@@ -134,15 +218,12 @@ async function renderLab({ model, el }) {
   }
   function notes(p) {
     const out = [], noted = [];
-    const seen = new Set();
     (model.get("kernel_notes") || []).forEach((n) => {
       if (n.name === null || n.name === undefined) { out.push(n.text); return; }
-      if (typed[n.name] || p[n.name] !== n.value) return;  // the control has moved on since
-      out.push(n.text); noted.push(n.name); seen.add(n.name);
+      if ((typed && typed.name === n.name) || p[n.name] !== n.value) return;  // the control has moved on since
+      out.push(n.text); noted.push(n.name);
     });
-    names.forEach((name) => {
-      if (typed[name] && !seen.has(name)) { out.push(typed[name].text); noted.push(name); }
-    });
+    if (typed) { out.push(typed.text); noted.push(typed.name); }
     return out.concat(core.messages(p, config.ranges, strings.lab || {}, noted));
   }
 
@@ -161,12 +242,20 @@ async function renderLab({ model, el }) {
   }
 
   redraw();
-  const unlisten = listenOnBox(labBox, { keydown: tidy, blur: tidy, pointerdown: startDrag, click: onButton });
+  const unlisten = listenOnBox(labBox, { keydown: takeTyped, blur: takeTyped, input: onInput, pointerdown: startDrag, click: onButton },
+                               findViews);
+  const unlistenKeys = sliderKeys(labBox, keyStep);
   // A change made here (a drag, a key, a typed readout: ipywidgets passes its view as
   // updated_view) is drawn at once.  Changes from the kernel come one control at a time (a
   // button sets 16 sliders): drawn once when the burst is over, so the marks of what changed
   // show the whole step, not only its last control.
-  const onChange = changeScheduler(redraw, () => applying);
+  // A slider dragged here takes the typed note away (as on the site: another control moved).
+  const scheduled = changeScheduler(redraw, () => applying);
+  const onChange = (m, v, options) => {
+    if (options && options.updated_view && m !== models.row && !applying) clearTyped();
+    scheduled(m, v, options);
+  };
+  onChange.cancel = scheduled.cancel;
   const listeners = [];
   const listen = (m, event) => { m.on(event, onChange); listeners.push([m, event]); };
   names.forEach((name) => { if (models[name]) listen(models[name], "change:value"); });
@@ -184,6 +273,7 @@ async function renderLab({ model, el }) {
     listeners.forEach(([m, event]) => m.off(event, onChange));
     onChange.cancel();
     unlisten();
+    unlistenKeys();
     endDrag();
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);
