@@ -530,8 +530,8 @@ def test_the_view_redraws_while_the_kernel_is_busy(lab_page, tmp_path):
 
 def test_notebook_7_shows_the_lab_at_1024x768_and_a_drag_reaches_view_and_kernel(browser, binder_env, tmp_path):
     """The same book/lab.md in Notebook 7 (Binder's other interface, its own plain server): Run All,
-    the lab fits one 1024x768 screen with S, A, O at 28 px, and a mouse drag changes the view and
-    the kernel alike."""
+    the lab fits one 1024x768 screen with S, A, O at 28 px, and a mouse drag and the keys on a
+    focused slider change the view and the kernel alike."""
     shutil.copytree(ROOT / "book", tmp_path / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
     shutil.copy(tmp_path / "book" / "lab.md", tmp_path / "book" / "lab-nb7.md")
     with binder_env.jupyter("notebook", tmp_path) as (base, token):
@@ -555,6 +555,21 @@ def notebook_7_lab(browser, binder_env, base, token):
         assert settled(page, "Wk[0,1]", 1500) == -3
         params = {**default_params(), "Wk[0,1]": -3.0}
         wait_for_core(page, params)
+        assert kernel_state(page)["params"] == params
+        # Keys on a focused slider (issue 27, item 4): Notebook 7 takes the arrow keys for itself
+        # (ipywidgets' own slider never sees them); the lab's glue steps as the site does: ±1
+        # step, PgUp/PgDn ten, d_k to the next power of two (PgDn two stops), Home an end.
+        for name, keys, value in (("X[0,0]", ("ArrowRight", "ArrowRight", "ArrowLeft", "PageUp"), 2.1),
+                                  ("Wv[1,1]", ("ArrowDown", "PageDown", "Home"), -20.0),
+                                  ("d_k", ("ArrowRight", "ArrowUp", "PageDown"), 2.0)):
+            handle = page.locator(f".f11-lab .{dom_class(name)} .noUi-handle")
+            handle.focus()
+            for key in keys:
+                page.keyboard.press(key)
+            assert handle.evaluate("h => document.activeElement === h"), name
+            params[name] = value
+            wait_for_core(page, params)
+            assert settled(page, name, 800) == value
         assert kernel_state(page)["params"] == params
     finally:
         context.close()
