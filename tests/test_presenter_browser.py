@@ -286,3 +286,29 @@ def test_the_worksheet_prints_the_self_checks_without_answers_and_the_lab_in_pre
     to_lab.click()
     page.wait_for_function("() => { const r = document.querySelector('[data-attention-lab]').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight / 2; }")
     assert twin.rec.page_errors == []
+
+
+def test_the_chapters_lab_at_1024_wide_shows_values_at_24px_and_every_label_at_14px(new_page, site_url):
+    """Issue 29: embedded in the chapter at 1024 wide, 已挡住 was 9.9 px, the legends 11.5 px and the
+    values 18.4 px.  Now S, A, O's values >= 24 px and every label, mark and legend >= 14 px, with
+    no value leaving its cell (the widest the ranges give, in a link)."""
+    widest = {**default_params(), **{f"Wv[{i},{j}]": RANGES["Wv"].min for i in range(2) for j in range(2)},
+              "X[0,0]": RANGES["X"].min}
+    from test_twin_browser import query
+
+    twin = Twin(new_page(width=1024, height=768), site_url + CHAPTER + "?" + query(widest))
+    root = twin.root
+    root.scroll_into_view_if_needed()
+    assert root.get_attribute("data-layout") == "narrow"
+    sizes = root.evaluate("""r => {
+      const px = e => parseFloat(getComputedStyle(e).fontSize);
+      const shown = s => [...r.querySelectorAll(s)].filter(e => e.getClientRects().length && e.textContent.trim());
+      return { values: shown('.al-sao td.al-cell').map(px),
+               labels: shown('.al-label, .al-sao .al-col, .al-sao .al-row, .al-rowpick, .al-legend, .al-legend-end, .al-m, .al-d, .al-dk-marks span, .al-caption').map(px),
+               masked: shown('.al-sao .al-m').map(e => e.textContent),
+               overflow: shown('.al-sao td.al-cell').filter(td => td.scrollWidth > td.clientWidth + 1).map(td => td.textContent) }; }""")
+    assert len(sizes["values"]) == 12 and min(sizes["values"]) >= 24, sizes["values"]
+    assert len(sizes["labels"]) > 30 and min(sizes["labels"]) >= 14, sorted(sizes["labels"])[:5]
+    assert sizes["masked"] and all(STRINGS["view"]["masked_label"] in m for m in sizes["masked"]), sizes["masked"]
+    assert sizes["overflow"] == [] and root.evaluate("r => r.scrollWidth <= r.clientWidth + 1")
+    assert twin.rec.page_errors == []
