@@ -89,17 +89,28 @@ def lab_html(params: dict | None = None, row: int = 1) -> str:
 
 
 def noscript(strings_: dict) -> str:
-    """With JavaScript off: the lab says so in Chinese, and where the static tables are, instead of
-    "loading" forever (the <style> inside <noscript> applies only then)."""
-    text = html.escape(strings_["faults"]["no_js"])
-    return ('<noscript><style>[data-attention-lab-fallback]{display:none}</style>'
+    """With JavaScript off: the lab says so in Chinese, and links the chapter's sections where the
+    baseline's tables are worked out statically (faults.no_js_links; the lab page, the chapter and the
+    shapes page are all in book/), instead of "loading" forever (the <style> inside <noscript>
+    applies only then)."""
+    faults = strings_["faults"]
+    text = html.escape(faults["no_js"])
+    for key, link in faults["no_js_links"].items():
+        if key.startswith("_"):
+            continue
+        title, href = link
+        text = text.replace("{" + key + "}", f'<a href="{html.escape(href, quote=True)}">{html.escape(title)}</a>')
+    # The root's room for the lab it would build (f11-site.css: a screen tall) is not needed: the
+    # page's own text follows the sentence at once.
+    return ('<noscript><style>[data-attention-lab-fallback]{display:none}'
+            '.attention-lab-static[data-attention-lab]:not(.al-lab){min-height:0}</style>'
             f'<p class="al-fallback al-error" data-lab-no-js>{text}</p></noscript>')
 
 
 #: The one inline script after each root (fixed text: nothing from the config or strings).
 START_SCRIPT = ("window.AttentionLab?window.AttentionLab.startAll():window.addEventListener(\"load\",function(){"
                 "window.AttentionLab||[].forEach.call(document.querySelectorAll(\"[data-attention-lab-fallback]\"),"
-                "function(p){p.textContent=p.getAttribute(\"data-failed\")})})")
+                "function(p){p.textContent=p.getAttribute(\"data-failed\");p.parentNode.style.minHeight=\"0\"})})")
 
 
 #: The twin's files in the order the page must load them (as _config.yml's html_js_files).

@@ -93,6 +93,7 @@ def assert_said_and_readable(rec, sentence: str):
                            arg=sentence, timeout=10000)
     text = root.inner_text()
     assert sentence in text
+    assert root.bounding_box()["height"] < page.viewport_size["height"] / 3  # no blank screen kept for the lab
     assert "实验台正在加载" not in text
     assert root.locator("input, button, table").count() == 0, "a half-built lab was left on the page"
     assert not [e for e in rec.page_errors if "Cannot read properties" in e or "TypeError" in e], rec.page_errors
@@ -143,19 +144,36 @@ def test_an_older_browser_is_told_what_it_lacks_on_every_lab_page(new_page, site
             assert root.inner_text().strip() == sentence, (path, root.inner_text())
             assert root.locator("input, button, table").count() == 0, f"a half-built lab on {path}"
             assert root.get_by_role("alert").count() == 1, path
+            # No room kept for a lab that will not come: the page's text follows the sentence.
+            assert root.bounding_box()["height"] < rec.page.viewport_size["height"] / 3, path
     assert not [e for e in stacks if "/attention-lab/" in e], stacks
 
 
-def test_with_javascript_off_every_lab_page_says_the_lab_needs_it_not_loading(new_page, site_url):
+def test_with_javascript_off_every_lab_page_says_the_lab_needs_it_and_links_the_static_tables(new_page, site_url):
     rec = new_page(java_script_enabled=False)
+    links = {k: v for k, v in FAULTS["no_js_links"].items() if not k.startswith("_")}
+    said = FAULTS["no_js"]
+    for key, (title, _) in links.items():
+        said = said.replace("{" + key + "}", title)
+    hrefs = set()
     for path in ("/book/f11-attention.html", "/book/lab.html", "/book/shapes.html"):
         rec.page.goto(site_url + path)
         roots = rec.page.locator("[data-attention-lab]")
         assert roots.count() >= 1, path
         for k in range(roots.count()):
             shown = roots.nth(k).inner_text().strip()
-            assert shown == FAULTS["no_js"], (path, shown)  # and not "实验台正在加载……"
+            assert shown == said, (path, shown)  # and not "实验台正在加载……"
+            hrefs |= set(roots.nth(k).locator("a").evaluate_all("as => as.map(a => a.href)"))
+            assert roots.nth(k).bounding_box()["height"] < rec.page.viewport_size["height"] / 3, path  # no blank screen
         assert rec.page.locator("article h1").first.is_visible(), path  # the page itself reads as usual
+    # Every page's links reach the chapter's sections that work the baseline out without JavaScript,
+    # and each link's text is that section's title.
+    assert len(hrefs) == len(links), hrefs
+    for title, href in links.values():
+        rec.page.goto(site_url + "/book/" + href)
+        section = rec.page.locator(f"section#{href.split('#')[1]}")
+        assert section.locator("> h2").inner_text().removesuffix("#").strip() == title, href
+        assert section.locator("math, pre").count() > 0, href  # the worked numbers, as text and formulas
 
 
 # --- the copy button ------------------------------------------------------------------------------

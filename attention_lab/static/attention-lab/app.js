@@ -587,6 +587,7 @@
   function showFault(root, text) {
     root.__attentionLab = true;
     root.classList.remove("al-lab");
+    root.style.minHeight = "0";  // no lab comes: the page's text follows the sentence (f11-site.css holds a screen)
     [].slice.call(root.childNodes).forEach(function (n) { if (!(n.hasAttribute && n.hasAttribute("data-attention-lab-config"))) root.removeChild(n); });
     root.appendChild(el("p", { "class": "al-fallback al-error", role: "alert" }, text));
   }

@@ -735,6 +735,7 @@
    *  for the 2×2 lab). */
   function showFault(root, text) {
     root.__attentionLab = true;
+    root.style.minHeight = "0";  // no lab comes: the page's text follows the sentence (f11-site.css holds a screen)
     var fb = root.querySelector("[data-attention-lab-fallback]");
     if (!fb) return;
     fb.textContent = text;
