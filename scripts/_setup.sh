@@ -219,6 +219,34 @@ _install_lock() {
   return $rc
 }
 
+# _repair LOCK_FILE NAME==VERSION...: reinstall these packages, each from its own entry in the lock
+# (with the lock's --hash values, so pip checks the files as at the first install); one the lock does
+# not name (pip itself, say) by its name and version.
+_repair() {
+  local req=$1 tmp rc=0
+  shift
+  tmp=$(mktemp -d) || return 1
+  (cd "$ROOT" && "$VENV/bin/python" - "$req" "$tmp" "$@") <<'PY' || rc=$?
+import re, sys
+lock, out, want = sys.argv[1], sys.argv[2], sys.argv[3:]
+norm = lambda name: re.sub(r"[-_.]+", "-", name).lower()
+entries = {}
+for line in open(lock).read().replace("\\\n", " ").splitlines():  # a pin and its --hash lines as one
+    head = line.split("#", 1)[0].split(";", 1)[0].split(" --hash", 1)[0].strip()
+    name, _, version = head.partition("==")
+    if version:
+        entries[norm(name) + "==" + version.strip()] = line.split(" #", 1)[0]
+with open(out + "/locked.txt", "w") as f:
+    f.write("".join(entries[w] + "\n" for w in want if w in entries))
+with open(out + "/other.txt", "w") as f:
+    f.write("".join(w + "\n" for w in want if w not in entries))
+PY
+  [ "$rc" = 0 ] && { _pip install -q --no-deps --force-reinstall -r "$tmp/locked.txt" || rc=$?; }
+  [ "$rc" = 0 ] && { _pip install -q --no-deps --force-reinstall -r "$tmp/other.txt" || rc=$?; }
+  rm -rf "$tmp"
+  return $rc
+}
+
 # ensure_venv LOCK_FILE [project]: a virtual environment $VENV holding exactly that lock's packages (a
 # requirement file exported from uv.lock by scripts/lock.py: plain pip installs it, no uv needed),
 # and with "project" this checkout's attention_lab too (_install_lock).
@@ -268,7 +296,7 @@ ensure_venv() {
   fi
   if [ -n "$broken" ]; then
     # shellcheck disable=SC2086  # one name==version per word
-    _pip install -q --no-deps --force-reinstall $broken || return 1
+    _repair "$req" $broken || return 1
     _install_lock "$req" "$project" || return 1
     _dists >"$stamp.dists"
     broken=$(_dists "$stamp.dists")

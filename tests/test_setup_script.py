@@ -378,6 +378,16 @@ def test_a_hashed_lock_installs_its_file_and_refuses_one_with_another_sha256(che
     run = in_checkout(checkout, f'ensure_venv "{right}"', **env)
     assert run.returncode == 0, run.stderr
     assert subprocess.run([py, "-c", "import f11_hashed_pkg"], capture_output=True).returncode == 0
+    # A repair (the package gone from a stamped venv) takes the lock's hashes too: another file refused.
+    subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "f11-hashed-pkg"], check=True, env=env)
+    good = wheel.read_bytes()
+    wheel.write_bytes(good + b"\n")  # the same name and version, another file (another sha256)
+    run = in_checkout(checkout, f'ensure_venv "{right}"', **env)
+    assert run.returncode != 0 and "missing part of what" in run.stderr and "HASHES" in run.stderr, run.stderr
+    wheel.write_bytes(good)
+    run = in_checkout(checkout, f'ensure_venv "{right}"', **env)
+    assert run.returncode == 0, run.stderr
+    assert subprocess.run([py, "-c", "import f11_hashed_pkg"], capture_output=True).returncode == 0
 
 
 def test_a_font_check_that_cannot_import_is_a_broken_venv_not_a_missing_font(checkout, pip_venv):
