@@ -49,6 +49,18 @@ __all__ = ["AttentionLab", "dom_class"]
 #: Decimals shown in each slider's readout (enough for every step).
 READOUT = {"X": ".1f", "Wq": ".2f", "Wk": ".2f", "Wv": ".1f", "d_k": ".0f"}
 
+#: The view's colours in JupyterLab's dark theme (``body[data-jp-theme-light="false"]``; Notebook 7
+#: too): the site's dark palette (lab.css ``html[data-theme="dark"] .al-lab``), on JupyterLab's own
+#: background and text colours.  Both labs (the shapes lab's CSS uses it as well).
+JUPYTER_DARK = (
+    "--al-text: var(--jp-content-font-color1, #ced6dd); --al-muted: var(--jp-content-font-color2, #9ca4af);"
+    " --al-bg: var(--jp-layout-color0, #14181e); --al-surface: var(--jp-layout-color2, #29313d);"
+    " --al-border: var(--jp-border-color1, #48566b); --al-accent: #5fa8f0; --al-masked-bg: #3a3a3a;"
+    " --al-masked-text: #ececec; --al-hatch: rgba(255, 255, 255, 0.16); --al-warn-bg: #3b3116;"
+    " --al-warn-border: #d9a52b; --al-mark: #ff9b6b; --al-link: #8cc4ff;"
+    " --al-c-x: #e6e6e6; --al-c-q: #7ab8ff; --al-c-k: #ffa066; --al-c-v: #6fd08a; --al-c-o: #d3a6ff;"
+    " color-scheme: dark;")
+
 #: Scoped CSS for the ipywidgets controls (the view brings lab.css).  Only affects ``.f11-lab``.
 #: The lab is one grid: the sliders (four 2x2 tables, d_k, the mask, the row, the buttons) in
 #: the first column, S, A, O (values at 28 px) in the second; under the sliders, beside S, A, O,
@@ -95,6 +107,7 @@ CSS = """
 .f11-lab.f11-stack .f11-param-d_k { flex-wrap: wrap; height: auto; }
 .f11-lab.f11-stack .f11-param-d_k .widget-label { flex: 1 0 100%; text-align: left; }
 .f11-lab.f11-stack .f11-table .widget-gridbox { grid-template-columns: repeat(auto-fit, minmax(min(100%, 240px), 1fr)) !important; }
+body[data-jp-theme-light="false"] .f11-lab .al-lab { """ + JUPYTER_DARK + """ }
 </style>
 """
 

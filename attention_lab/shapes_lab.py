@@ -51,7 +51,7 @@ import anywidget
 import traitlets
 from ipywidgets import widget_serialization
 
-from .lab import _round, dom_class
+from .lab import JUPYTER_DARK, _round, dom_class
 from .params import _short, coerce as coerce_2x2
 from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, MAX_TABLE, SHAPE_KEYS,
                      SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_shape, coerce_token, compute, default_state,
@@ -85,11 +85,24 @@ def _css_hiding() -> str:
 
 
 #: Scoped CSS for the ipywidgets controls (the view brings lab.css + shapes.css).  Only affects
-#: ``.f11-shapes``: the shape controls in one wrapping row, the input tables side by side as many
-#: as fit, S/A/O and the rest of the view under them (the view's own layout, as on the site).
+#: ``.f11-shapes``: S, A, O (with the view's step/predict buttons) first, as on the site; then the
+#: shape controls in one wrapping row, the input tables side by side as many as fit; then the rest
+#: of the view (the plane, Q, K, V, the worked text).  The view's wrappers take no box there
+#: (display: contents), so its results and its main part are the lab's own rows, ordered around
+#: the controls; the results do not stick to the top (in a notebook they would cover the controls
+#: scrolled under them).  Q/K/V's change marks are 12 px at least (they were 9.9 px).  Dark:
+#: JupyterLab's dark theme (``body[data-jp-theme-light="false"]``) gives the view the site's dark
+#: colours, on JupyterLab's own background (--jp-* variables).
 CSS = """
 <style>
 .f11-shapes { display: flex; flex-direction: column; gap: 4px; }
+.f11-shapes > .f11-shapes-view, .f11-shapes > .f11-shapes-view > .al-lab,
+.f11-shapes > .f11-shapes-view > .al-lab > .al-view { display: contents; }
+.f11-shapes > .f11-shapes-view > .al-lab > .al-view > .al-results { order: -1; position: static; }
+.f11-shapes > .f11-controls { order: 0; }
+.f11-shapes > .f11-shapes-view > .al-lab > .al-view > .al-main { order: 1; }
+.f11-shapes .al-lab.al-shapes[data-layout] .al-qkv :is(.al-d, .al-m) { font-size: max(12px, 0.75rem); }
+body[data-jp-theme-light="false"] .f11-shapes .al-lab { """ + JUPYTER_DARK + """ }
 .f11-shapes .f11-shape-row { flex-flow: row wrap; gap: 2px 12px; align-items: center; }
 .f11-shapes .f11-shape-row .widget-slider { width: 15em; min-width: 0; margin: 0; }
 .f11-shapes .f11-shape-row .widget-label { width: auto !important; min-width: 0; padding-right: 4px; }
@@ -380,6 +393,7 @@ class ShapesLab:
                                   tokens=_full(start["tokens"], DEFAULT_TOKENS),
                                   source_tokens=_full(start["source_tokens"], DEFAULT_SOURCE_TOKENS),
                                   row=_as_row(start.get("row")), layout=widgets.Layout(min_width="0"))
+        self.view.add_class("f11-shapes-view")
         shapes_box = widgets.HBox(shape_row)
         shapes_box.add_class("f11-shape-row")
         self.link_button = widgets.Button(description=ss["copy_link"], layout=auto)

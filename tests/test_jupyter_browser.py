@@ -872,6 +872,32 @@ def test_typed_values_take_the_sites_coerce_and_notes_in_view_and_kernel(lab_pag
     reset(page)
 
 
+def luminance(css_rgb: str) -> float:
+    r, g, b = (float(x) / 255 for x in css_rgb[css_rgb.index("(") + 1:css_rgb.index(")")].split(",")[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_the_lab_follows_jupyterlabs_dark_theme(lab_page):
+    """JupyterLab Dark (issue 27, item 7): S, A, O's panel and the worked text are dark with light
+    text, as the site's dark mode (not a white panel); JupyterLab Light again: as before."""
+    page = lab_page
+    colours = """(sel) => [sel + ' .al-results', sel + ' .al-detail'].map(q => {
+        const s = getComputedStyle(document.querySelector(q)); return [s.backgroundColor, s.color]; })"""
+    light = page.evaluate(colours, LAB)
+    assert all(luminance(bg) > 0.8 and luminance(fg) < 0.3 for bg, fg in light), light
+    theme = "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})"
+    try:
+        page.evaluate(theme, "JupyterLab Dark")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        page.wait_for_timeout(300)
+        dark = page.evaluate(colours, LAB)
+        assert all(luminance(bg) < 0.15 and luminance(fg) > 0.7 for bg, fg in dark), dark
+    finally:
+        page.evaluate(theme, "JupyterLab Light")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
+    assert page.evaluate(colours, LAB) == light
+
+
 def test_without_room_beside_the_sliders_the_view_wraps_under_them(lab_page):
     """A split screen (700 px wide with the file browser open) and a phone: the view goes under
     the sliders, nothing sticks out sideways, every slider keeps a draggable track.  (Last in

@@ -99,6 +99,51 @@ def shapes_page(binder_env, browser, tmp_path_factory):
         context.close()
 
 
+#: Where S, A, O, the first shape control and Q/K/V's change marks are, with the notebook's visible area.
+FIRST_SCREEN = """() => {
+    const box = (n) => { const r = n.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    const lab = document.querySelector('.f11-shapes');
+    const results = lab.querySelector('.al-results'), style = getComputedStyle(results);
+    return {visible: box(document.querySelector('.jp-WindowedPanel-outer')),
+            tables: ['S', 'A', 'O'].map(m => box(lab.querySelector(`figure[data-matrix-table="${m}"]`))),
+            first_control: box(lab.querySelector('.f11-param-n')), plane_or_qkv: box(lab.querySelector('.al-qkv')),
+            marks: [...lab.querySelectorAll('.al-qkv :is(.al-d, .al-m)')].map(d => parseFloat(getComputedStyle(d).fontSize)),
+            background: style.backgroundColor, color: style.color};
+}"""
+
+
+def luminance(css_rgb: str) -> float:
+    r, g, b = (float(x) / 255 for x in css_rgb[css_rgb.index("(") + 1:css_rgb.index(")")].split(",")[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def test_shapes_lab_in_jupyterlab_shows_s_a_o_first_and_follows_the_dark_theme(shapes_page):
+    """As the site (issue 27, item 7): after Run All, at 1024x768 with the file browser open, S, A and
+    O come first, O above the fold, the shape controls under them and Q, K, V after those; Q/K/V's
+    change marks are readable (>= 12 px); in JupyterLab Dark the view is dark, not a white panel."""
+    page = shapes_page
+    page.evaluate("() => { const s = document.querySelector('.jp-WindowedPanel-outer'); s.scrollTop = 0; }")
+    page.wait_for_timeout(300)
+    seen = page.evaluate(FIRST_SCREEN)
+    vl, vt, vr, vb = seen["visible"]
+    for left, top, right, bottom in seen["tables"]:
+        assert vt <= top and bottom <= min(768, vb) and vl <= left and right <= vr, seen
+    assert max(t[3] for t in seen["tables"]) <= seen["first_control"][1] <= seen["plane_or_qkv"][1], seen
+    assert seen["marks"] and min(seen["marks"]) >= 12, seen["marks"]
+    assert luminance(seen["background"]) > 0.8 and luminance(seen["color"]) < 0.3, seen
+    theme = "(name) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})"
+    try:
+        page.evaluate(theme, "JupyterLab Dark")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+        page.wait_for_timeout(300)
+        dark = page.evaluate(FIRST_SCREEN)
+        assert luminance(dark["background"]) < 0.15 and luminance(dark["color"]) > 0.7, dark
+    finally:
+        page.evaluate(theme, "JupyterLab Light")
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'")
+    assert not page.page_errors, page.page_errors
+
+
 def test_shapes_lab_in_jupyterlab_follows_n_and_a_typed_value_as_the_core_says(shapes_page):
     page = shapes_page
     k, _ = wait_until_kernel_and_view_agree(page)

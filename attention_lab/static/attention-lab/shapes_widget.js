@@ -67,6 +67,9 @@ async function renderShapes({ model, el }) {
 
   const view = render.mountView(container, {
     strings: strings, core: core, shapeCaptions: true,
+    // The lab's box sets the layout: the view's own wrappers take no box (attention_lab.shapes_lab
+    // CSS: S, A, O first, then the ipywidgets controls, then the rest of the view).
+    measure: () => labBox() || container,
     // Hovering a Q/K/V cell marks the number boxes it comes from (the controls carry dom_class names).
     findSources: sourcesIn(labBox),
     onRow: (i) => { model.set("row", i); model.save_changes(); redraw(); },
