@@ -53,8 +53,10 @@ PANEL_SIZE = 2.5
 FONT_SIZE = 15.0
 #: A panel's height over its width (title, axis names, the 2x2 table and its colour bar).
 PANEL_ASPECT = 1.24
-#: Each kind of text's size as a fraction of ``font_size`` (the values are 1).
-TEXT_SCALE = {"title": 1.0, "ticks": 0.93, "axis": 0.82, "colourbar": 0.82}
+#: Each kind of text's size as a fraction of ``font_size`` (the values are 1).  None under 0.93: a
+#: 360 px phone shows a figure of two panels in its 312 px column at 0.87 of its size, so the
+#: smallest text (13.95 pt drawn as 13.95 CSS px) is 12.1 px there (issue 29: 0.82 gave 10.7 px).
+TEXT_SCALE = {"title": 1.0, "ticks": 0.93, "axis": 0.93, "colourbar": 0.93}
 
 TITLES = {
     "Q": "Q 查询表",
@@ -298,7 +300,7 @@ PLANE_COLOURS = {"x": "#333333", "q": "#0a5fb4", "k": "#b34700", "v": "#1d7a33",
 PLANE_MUTED = "#6b6b6b"
 #: The plane figure's layout, in inches: each panel a column :data:`PANEL_SIZE` wide with the square
 #: plane in it (room on its left for the tick labels), the title above, the lines of numbers below.
-PLANE_LAYOUT = {"left": 0.46, "right": 0.1, "top": 0.07, "bottom": 0.06, "ticks": 0.3, "pad": 0.05}
+PLANE_LAYOUT = {"left": 0.5, "right": 0.18, "top": 0.07, "bottom": 0.06, "ticks": 0.3, "pad": 0.05}
 #: Line spacing of the lines of numbers under the panels.
 PLANE_LINE_SPACING = 1.35
 

@@ -46,7 +46,7 @@ def test_the_figure_is_made_without_pyplot_so_a_notebook_shows_it_once():
 
 
 def test_no_label_reaches_past_the_figures_edge():
-    """The labels are sized for a phone (14 pt: >= 10 px when the figure is scaled into a
+    """The labels are sized for a phone (16 pt: >= 12 px when the figure is scaled into a
     360 px screen's column); the longest ones ([n, d_model] at the sides, the footer) still fit."""
     figure = plot_data_flow().figure
     from matplotlib.backends.backend_agg import FigureCanvasAgg

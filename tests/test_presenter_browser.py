@@ -312,3 +312,27 @@ def test_the_chapters_lab_at_1024_wide_shows_values_at_24px_and_every_label_at_1
     assert sizes["masked"] and all(STRINGS["view"]["masked_label"] in m for m in sizes["masked"]), sizes["masked"]
     assert sizes["overflow"] == [] and root.evaluate("r => r.scrollWidth <= r.clientWidth + 1")
     assert twin.rec.page_errors == []
+
+
+def test_every_figure_of_the_chapter_has_labels_of_12px_on_a_360px_phone(new_page, site_url):
+    """Issue 29: the five figures' labels were 10.7 px on a 360 px phone (the data flow shown at
+    0.57 of its size).  Each figure's smallest text, as the phone shows it (its font size in the
+    SVG's units times the width drawn over the SVG's own width), is >= 12 px."""
+    import re
+    import urllib.request
+
+    rec = new_page(width=360, height=640, has_touch=True, is_mobile=True)
+    rec.page.goto(site_url + CHAPTER, wait_until="networkidle")
+    figures = rec.page.evaluate("""() => [...document.querySelectorAll('article img[src$=".svg"]')]
+        .filter(i => !i.closest('.header-article-items, .dropdown-launch-buttons'))
+        .map(i => [new URL(i.getAttribute('src'), location.href).href, i.getBoundingClientRect().width])""")
+    assert len(figures) >= 5, figures
+    smallest = {}
+    for url, shown in figures:
+        svg = urllib.request.urlopen(url).read().decode("utf-8")
+        width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+        sizes = [float(s) for s in re.findall(r"font(?:-size)?:\s*(?:[a-z]+ )*([\d.]+)px", svg)]
+        assert sizes, url
+        smallest[url.rsplit("/", 1)[-1][:12]] = round(min(sizes) * shown / width, 1)
+    assert min(smallest.values()) >= 12, smallest
+    assert rec.page.evaluate("() => document.documentElement.scrollWidth") <= 360
