@@ -48,15 +48,18 @@ INSTALL_CELL = """\
 # 构建这个笔记本时的那个版本（REPOSITORY 里固定的提交，不是会变的分支）。
 # 已经装好时，这个单元什么也不做。
 # Installs the book's package when missing: offline from the wheels beside this notebook, else online.
+import email.parser
 import importlib.metadata
 import importlib.util
+import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 WHEELS = {files!r}
 REPOSITORY = {repository!r}
-NEEDS = {needs!r}  # what attention_lab needs (distribution names); the wheels above hold only some
+NEEDS = {needs!r}  # what attention_lab requires (its metadata); the wheels above hold only some
 
 
 class InstallFailed(Exception):
@@ -66,12 +69,52 @@ class InstallFailed(Exception):
         return [str(self)]
 
 
-def _installed(name):
+def _requirement(text):
     try:
-        importlib.metadata.version(name)
-        return True
-    except importlib.metadata.PackageNotFoundError:
-        return False
+        from packaging.requirements import Requirement
+    except ImportError:  # pip's own copy (pip is here: it does the installing)
+        from pip._vendor.packaging.requirements import Requirement
+    return Requirement(text)
+
+
+def _key(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _wheel_requires(path):
+    with zipfile.ZipFile(path) as wheel:
+        meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+        return email.parser.Parser().parsestr(wheel.read(meta).decode("utf-8")).get_all("Requires-Dist") or []
+
+
+def missing_packages(here):
+    \"\"\"What installing attention_lab here still needs: each requirement (of attention_lab, and of
+    every wheel in ``here`` it would use) that is neither installed at a version it accepts nor a
+    wheel in ``here``, as pip writes it ("numpy>=1.24"; "（已装 1.21）" when too old).\"\"\"
+    wheels = {{_key(w.name.split("-")[0]): w for w in sorted(here.glob("*.whl"))}}
+    todo = list(_wheel_requires(wheels["attention-lab"]) if "attention-lab" in wheels else NEEDS)
+    seen, named, missing = set(), set(), []
+    while todo:
+        req = _requirement(todo.pop(0))
+        if req.marker is not None and not req.marker.evaluate({{"extra": ""}}):
+            continue
+        if str(req) in seen:
+            continue
+        seen.add(str(req))
+        try:
+            have = importlib.metadata.version(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            have = None
+        if have is not None and req.specifier.contains(have, prereleases=True):
+            continue
+        wheel = wheels.get(_key(req.name))
+        if wheel is not None and req.specifier.contains(wheel.name.split("-")[1], prereleases=True):
+            todo.extend(_wheel_requires(wheel))
+            continue
+        if _key(req.name) not in named:  # one name once (ipywidgets>=8.1, not also anywidget's >=7.6)
+            named.add(_key(req.name))
+            missing.append(str(req) + ("" if have is None else "（已装 " + have + "）"))
+    return missing
 
 
 def install_attention_lab(here=Path.cwd()):
@@ -89,20 +132,25 @@ def install_attention_lab(here=Path.cwd()):
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode == 0:
             importlib.invalidate_caches()
-            print("安装好了。如果实验台一直显示“实验台正在加载……”，请刷新浏览器页面，再运行一遍："
-                  "刚装好的控件要等页面重新载入后才显示。")
+            print("安装好了。请刷新浏览器页面（F5，Mac 上 ⌘R），再点“运行全部”（Run All）：刚装好的控件要等页面"
+                  "重新载入后才显示，不刷新时实验台会一直显示“实验台正在加载……”。")
             return
     missing = [name for name in WHEELS if not (here / name).exists()]
     print(done.stdout[-1500:] + done.stderr[-1500:], file=sys.stderr)  # pip's own report, for the curious
+    # Installed neither here nor as a wheel beside the notebook: pip needs the package index for these
+    # (but for the book's own wheels not downloaded yet, named first).
+    fetch = {{_key(name.split("-")[0]) for name in missing}}
+    absent = [a for a in missing_packages(here) if _key(_requirement(a.split("（")[0]).name) not in fetch]
+    pip_line = "pip install " + " ".join('"' + a.split("（")[0] + '"' for a in absent)
     if missing:
         raise InstallFailed("没能安装 attention_lab：请从本书网站的 _notebooks/ 文件夹下载 " + "、".join(missing)
-                            + "，放到本笔记本所在的文件夹 " + str(here) + "（或者连上网络），然后重新运行这个单元。")
-    # Installed neither here nor as a wheel beside the notebook: pip needs the package index for these.
-    absent = [name for name in NEEDS if not _installed(name) and not list(here.glob(name.replace("-", "_") + "-*.whl"))]
+                            + "，放到本笔记本所在的文件夹 " + str(here) + "（或者连上网络）"
+                            + ("；这个 Jupyter 里还缺 " + "、".join(absent) + "，要从 PyPI 下载（连上网络，或者先用 "
+                               + pip_line + " 装好它们）" if absent else "") + "，然后重新运行这个单元。")
     if absent:
-        raise InstallFailed("没能安装 attention_lab：这个 Jupyter 里没有 " + "、".join(absent) + "，" + str(here)
-                            + " 里也没有它们的安装文件（它们因平台而异，本书不附带），要从 PyPI 下载："
-                            + "请连上网络（或者先用 pip 装好它们），然后重新运行这个单元。")
+        raise InstallFailed("没能安装 attention_lab：还缺 " + "、".join(absent) + "（这个 Jupyter 里没有，" + str(here)
+                            + " 里也没有它们的安装文件），要从 PyPI 下载：请连上网络，或者先用 " + pip_line
+                            + " 装好它们，然后重新运行这个单元。")
     raise InstallFailed("没能安装 attention_lab：所需的文件都在 " + str(here)
                         + "，但 pip 仍然失败（原因见上面 pip 的输出），请连上网络或检查 pip 的设置后重新运行这个单元。")
 
@@ -145,20 +193,25 @@ def built_commit(root=None) -> str:
     return lines[1] if len(lines[1]) == 40 else ""
 
 
+def package_requirements() -> list[str]:
+    """attention_lab's requirements as its metadata states them (``numpy>=1.24``, ...; no extras)."""
+    from importlib.metadata import requires
+
+    return [req for req in requires("attention-lab") or [] if "extra ==" not in req]
+
+
 def package_needs() -> list[str]:
     """The distributions attention_lab requires (its metadata's Requires-Dist names: numpy, ...)."""
     import re
-    from importlib.metadata import requires
 
-    return [re.match(r"[A-Za-z0-9_.-]+", req).group(0) for req in requires("attention-lab") or []
-            if "extra ==" not in req]
+    return [re.match(r"[A-Za-z0-9_.-]+", req).group(0) for req in package_requirements()]
 
 
 def install_cell(repository: str, files, needs=None) -> str:
     """The source of the install cell (INSTALL_CELL) for these wheel file names and requirement."""
     files = list(files)
     return INSTALL_CELL.format(repository=repository, files=files, files_comment="\n#   ".join(files),
-                               needs=list(package_needs() if needs is None else needs))
+                               needs=list(package_requirements() if needs is None else needs))
 
 
 def notebook_from_md(source, docname: str, repository: str, files=("attention_lab-0.1.0-py3-none-any.whl",)):
