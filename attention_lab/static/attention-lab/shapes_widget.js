@@ -13,7 +13,7 @@
  *
  * Other traits: "config" (attention_lab.shapes.shapes_config), "tokens", "source_tokens" (six
  * names each), "row" (the row explained), "kernel_notes" ([{name, value, text}]).  domClass,
- * rounded, controlModels, sourcesIn and changeScheduler come from jupyter_glue.js.
+ * rounded, controlModels, sourcesIn, changeScheduler and sliderKeys come from jupyter_glue.js.
  */
 
 var TABLES = ["X", "Xs", "Wq", "Wk", "Wv", "Wo"], SHAPES = ["n", "m", "d_model", "d_k", "d_v", "h"];
@@ -189,8 +189,31 @@ async function renderShapes({ model, el }) {
     redraw();
   };
 
+  // Keys on a focused shape slider (n, m, d_model, d_k, d_v, h, p; jupyter_glue.js sliderKeys): ±1,
+  // PgUp/PgDn ten (to an end here), Home/End the ends; handled here, as Notebook 7 takes the arrow
+  // keys before ipywidgets' slider sees them.
+  const keyStep = (slider, k) => {
+    const name = Object.keys(models).find((n) => slider.classList.contains(domClass(n)));
+    const m = name && models[name];
+    if (!m || typeof m.get("min") !== "number" || typeof m.get("max") !== "number") return false;
+    const lo = m.get("min"), hi = m.get("max"), now = Number(m.get("value"));
+    const v = k === "min" ? lo : k === "max" ? hi : Math.min(hi, Math.max(lo, Math.round(now) + k));
+    if (v !== now) {
+      applying = true;
+      try {
+        m.set("value", v);
+        m.save_changes();
+      } finally {
+        applying = false;
+      }
+    }
+    redraw();
+    return true;
+  };
+
   redraw();
   const unlisten = listenOnBox(labBox, { click: onButton }, redraw);
+  const unlistenKeys = sliderKeys(labBox, keyStep);
   // A change made here is drawn at once; the kernel's changes (an example: many controls) once the burst is over.
   const onChange = changeScheduler(redraw, () => applying);
   const listeners = [];
@@ -201,6 +224,7 @@ async function renderShapes({ model, el }) {
     listeners.forEach(([m, event]) => m.off(event, onChange));
     onChange.cancel();
     unlisten();
+    unlistenKeys();
     if (view.destroy) view.destroy();
     if (container.parentNode) container.parentNode.removeChild(container);
   };
