@@ -219,20 +219,56 @@ _BROWSER_FIXTURES = {"browser", "new_page"}
 
 
 #: Files whose tests share nothing costly (no module fixture, no server): under pytest-xdist their
-#: tests go to whichever worker is free; every other file's tests stay together on one worker
-#: (``--dist loadgroup``), so a module's Jupyter server or pages open once.
+#: tests go to whichever worker is free; every other file's tests stay together on one worker,
+#: so a module's Jupyter server or pages open once.
 SPREAD_FILES = {"test_verify_concepts.py", "test_api_inputs.py", "test_core.py", "test_worked.py"}
+#: Files that run one after the other on one worker, as one unit: the JupyterLab / Notebook 7 rooms
+#: (each starts its own servers on the Binder env; two at once on two cores time out).
+UNITS = {name: "jupyter" for name in ("test_binder_reading.py", "test_shapes_jupyter.py", "test_jupyter_browser.py")}
+#: The order work starts in (longest first, so that the two workers end together): first what needs
+#: no built book (it builds meanwhile), then the costliest files that read the site; files not named
+#: here follow in their usual order, and the spread files' small tests fill the gaps at the end.
+START_ORDER = [
+    "test_binder_reading.py", "test_shapes_jupyter.py", "test_jupyter_browser.py",  # one unit
+    "test_setup_script.py", "test_verify_concepts.py", "test_build_strictness.py", "test_wheel_and_notebook.py",
+    "test_site_reading.py", "test_shapes_browser.py", "test_site_css.py", "test_twin_browser.py",
+    "test_lesson_browser.py", "test_presenter_browser.py", "test_plane_browser.py", "test_site_loading.py",
+    "test_chapter_page.py", "test_deploy.py", "test_site_faults.py",
+]
+
+
+def _start_rank(item) -> int:
+    name = Path(str(item.fspath)).name
+    if name in START_ORDER:
+        return START_ORDER.index(name)
+    return len(START_ORDER) + (1 if name in SPREAD_FILES else 0)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``-n 2 --dist loadgroup`` (scripts/test.sh): work units are whole files (or UNITS), but for
+    SPREAD_FILES, whose tests are one unit each; handed out in the collection's order (START_ORDER).
+    (pytest-xdist's own loadgroup cannot be used: it renames test ids, which pytest 9 ignores.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = nodeid.split("::", 1)[0]
+            name = file.rsplit("/", 1)[-1]
+            return nodeid if name in SPREAD_FILES else UNITS.get(name, file)
+
+    config.option.loadscopereorder = False
+    return FileUnits(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
     """Put the tier marks on (registered in pyproject.toml): ``build`` and ``browser`` from the
     fixtures a test uses (so ``-m "not browser"`` never starts Chromium, even in a file that
     forgot its mark), ``quick`` on the quick files' tests and the package's doctests that
-    need neither; and each test's xdist group (its file, but for SPREAD_FILES)."""
+    need neither; and the files in the order their work starts (START_ORDER)."""
+    items.sort(key=_start_rank)  # stable: a file's tests keep their order
     for item in items:
-        name = Path(str(item.fspath)).name
-        if name not in SPREAD_FILES and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(name))
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & _BROWSER_FIXTURES and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)

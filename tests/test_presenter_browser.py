@@ -82,7 +82,9 @@ def test_the_chapter_steps_with_a_clicker_only_once_its_lab_is_pressed(new_page,
     assert page.evaluate(STEP) == "1"
     assert hint.is_hidden()
     page.wait_for_timeout(150)
-    assert page.evaluate("() => scrollY") == y
+    # Not scrolled by the keys (two PageDowns would move ~1,400 px); a few pixels' scroll anchoring
+    # while something above settles is not a PageDown.
+    assert abs(page.evaluate("() => scrollY") - y) < 100
     page.locator("article p").first.click()  # back to the text: the keys are the page's again
     y = page.evaluate("() => scrollY")
     page.keyboard.press("PageDown")

@@ -146,7 +146,21 @@ def accessible(page: str) -> str:
     # The Binder logo beside the words 在 Binder 中运行 is decoration: the theme's alt
     # ("<text> logo") would make screen readers say the name twice.
     page = re.sub(r'(<span class="btn__icon-container">\s*<img) alt="[^"]*"', r'\1 alt=""', page)
+    # Icon-only buttons named by their title alone: Bootstrap's tooltip moves the title away when it
+    # starts, and until it has set aria-label the name is the icon's glyph (U+F065, U+F0C9).
+    page = _ICON_BUTTON.sub(_named_by_title, page)
     return page
+
+
+_ICON_BUTTON = re.compile(r'<button\b(?P<attrs>[^>]*)>(?P<body>(?:(?!</button>).)*)</button>', re.S)
+
+
+def _named_by_title(m: re.Match) -> str:
+    attrs, body = m.group("attrs"), m.group("body")
+    title = re.search(r'\btitle="([^"]*)"', attrs)
+    if not title or "aria-label=" in attrs or re.sub(r"<[^>]*>", "", body).strip():
+        return m.group(0)
+    return f'<button{attrs} aria-label="{title.group(1)}">{body}</button>'
 
 
 def notebook_download(page: str, html_file: Path, outdir: Path) -> str:
