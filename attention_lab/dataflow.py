@@ -86,12 +86,12 @@ class DataFlowFigure:
 
         import matplotlib as mpl
 
-        from .plotting import SVG_METADATA, SVG_RC  # text as text; no date, no random ids
+        from .plotting import SVG_METADATA, SVG_RC, embed_cjk_font  # text as text; no date, no random ids
 
         buffer = io.StringIO()
         with mpl.rc_context(SVG_RC):
             self.figure.savefig(buffer, format="svg", metadata=SVG_METADATA)
-        return buffer.getvalue()
+        return embed_cjk_font(buffer.getvalue())  # its Chinese glyphs with it (no system font needed)
 
     def _repr_svg_(self) -> str:
         return self.to_svg()
@@ -111,7 +111,7 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
     from .fonts import use_cjk_font
 
     family = [use_cjk_font(), "DejaVu Sans"]  # DejaVu for glyphs the CJK font lacks (ᵀ)
-    bottom, top = (-1.08 if n is not None else -0.4), _BOXES["X"][1] + _H / 2 + 0.12
+    bottom, top = (-1.38 if n is not None else -0.4), _BOXES["X"][1] + _H / 2 + 0.12
     fig = Figure(figsize=(_SIZE[0], top - bottom))  # one data unit = one inch: no distortion
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, _SIZE[0])
@@ -173,9 +173,10 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
                 "形状写作 [行数, 列数]；K、V 也由 X 算出，所以 m = n。" if m_ == n else
                 "形状写作 [行数, 列数]；m ≠ n 时 K、V 来自另一份 m 行的输入。", ha="center", va="center",
                 fontsize=font_size, color="#444444", fontfamily=family)
-        ax.text(_SIZE[0] / 2, -0.95,
-                f"本章的例子：n = m = {n}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}"
+        # The example's numbers on two lines: at 16 pt one line was as wide as the figure.
+        ax.text(_SIZE[0] / 2, -1.1,
+                f"本章的例子：n = m = {n}，\nd_model = {d_model}，d_k = {d_k}，d_v = {d_v}"
                 if m_ == n else
-                f"例子：n = {n}，m = {m_}，d_model = {d_model}，d_k = {d_k}，d_v = {d_v}",
-                ha="center", va="center", fontsize=font_size, color="#444444", fontfamily=family)
+                f"例子：n = {n}，m = {m_}，\nd_model = {d_model}，d_k = {d_k}，d_v = {d_v}",
+                ha="center", va="center", fontsize=font_size, color="#444444", fontfamily=family, linespacing=1.3)
     return DataFlowFigure(fig)

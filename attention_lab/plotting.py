@@ -23,6 +23,7 @@ in print) and PNG at twice the size when a raster is needed (:meth:`AttentionFig
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 
@@ -139,13 +140,14 @@ class _SharpFigure:
     figure = None
 
     def to_svg(self) -> str:
-        """SVG with text as text (Chinese stays sharp and searchable) and CJK font fallbacks."""
+        """SVG with text as text (Chinese stays sharp and searchable), CJK font fallbacks and its
+        own Chinese glyphs (:func:`embed_cjk_font`)."""
         import matplotlib as mpl
 
         buffer = io.StringIO()
         with mpl.rc_context(SVG_RC):
             self.figure.savefig(buffer, format="svg", metadata=SVG_METADATA)
-        return with_font_fallbacks(buffer.getvalue())
+        return embed_cjk_font(with_font_fallbacks(buffer.getvalue()))
 
     def _repr_svg_(self) -> str:
         """Lets Jupyter and myst-nb show the figure as SVG."""
@@ -182,6 +184,9 @@ class AttentionFigure(_SharpFigure):
         rows = -(-len(self.tables) // self.columns)
         self.figure = Figure(figsize=(panel_size * self.columns, panel_size * PANEL_ASPECT * rows), dpi=dpi,
                              layout="constrained")
+        # A margin of 6 pt (constrained layout's is 3): the browser draws the rotated axis names a
+        # hair wider than matplotlib measures them, and at 0.93 of the values' size "位置" touched the edge.
+        self.figure.get_layout_engine().set(w_pad=6 / 72, h_pad=6 / 72)
         # Panels on a grid of half-columns, so a last row with fewer panels sits in the middle.
         grid = self.figure.add_gridspec(rows, 2 * self.columns)
         self.axes = []
@@ -284,6 +289,87 @@ def with_font_fallbacks(svg: str) -> str:
         return "font-family: " + ", ".join(f if f == "sans-serif" else f"'{f}'" for f in unique)
 
     return _FONT_FAMILY.sub(extend, svg)
+
+
+#: The family of the Chinese glyphs every figure carries with it (:func:`embed_cjk_font`).
+EMBEDDED_CJK = "f11-figure-cjk"
+_TEXT = re.compile(r"<text\b[^>]*>(.*?)</text>", re.S)
+
+
+def _cjk_font_face() -> tuple[str, int] | None:
+    """The build machine's CJK font (the one :mod:`fonts` chose): its file and, in a collection
+    (.ttc), the number of the face with that family name; None without one."""
+    from matplotlib import font_manager
+
+    try:
+        name = use_cjk_font()
+    except Exception:  # no CJK font (the missing-font error is fonts' business): nothing to embed
+        return None
+    if not name:
+        return None
+    path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    if not path.lower().endswith((".ttc", ".otc")):
+        return path, -1
+    from fontTools.ttLib import TTCollection
+
+    with TTCollection(path, lazy=True) as collection:
+        for i, face in enumerate(collection.fonts):
+            if face["name"].getDebugName(1) == name:
+                return path, i
+    return path, 0
+
+
+@functools.lru_cache(maxsize=64)
+def _cjk_subset(chars: str) -> bytes:
+    """WOFF of the build machine's CJK font holding only ``chars`` (b"" without the font or glyphs);
+    no timestamp, so the same characters always give the same bytes."""
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    face = _cjk_font_face()
+    if face is None:
+        return b""
+    path, number = face
+    font = TTFont(path, fontNumber=number, lazy=True, recalcTimestamp=False)
+    cmap = font.getBestCmap() or {}
+    chars = "".join(c for c in chars if ord(c) in cmap)
+    if not chars:
+        return b""
+    options = subset.Options()
+    options.flavor, options.layout_features, options.hinting, options.name_IDs = "woff", [], False, [1, 2]
+    options.notdef_outline, options.desubroutinize = False, True
+    subsetter = subset.Subsetter(options)
+    subsetter.populate(text=chars)
+    subsetter.subset(font)
+    out = io.BytesIO()
+    subset.save_font(font, out, options)
+    return out.getvalue()
+
+
+def embed_cjk_font(svg: str) -> str:
+    """``svg`` carrying the glyphs of its own Chinese text: a subset of the build machine's CJK font
+    (a few KB of WOFF) in an ``@font-face``, named right after the first family of every
+    ``font-family``.  A figure shown as ``<img>`` can use no font of the page, only the reader's
+    system fonts: without a CJK one, Chinese would be boxes (issue 29).  Text stays text (sharp,
+    searchable); the same text always gives the same bytes (reproducible builds)."""
+    import html
+
+    chars = "".join(sorted({c for t in _TEXT.findall(svg) for c in html.unescape(re.sub(r"<[^>]+>", "", t))
+                            if ord(c) > 0x7F}))
+    woff = _cjk_subset(chars) if chars else b""
+    if not woff or EMBEDDED_CJK in svg:
+        return svg
+    import base64
+
+    style = ('<style type="text/css">@font-face{font-family:"' + EMBEDDED_CJK + '";src:url(data:font/woff;base64,'
+             + base64.b64encode(woff).decode("ascii") + ') format("woff")}</style>')
+
+    def name_it(m: re.Match) -> str:
+        families = [f.strip() for f in m.group(1).split(",") if f.strip()]
+        return "font-family: " + ", ".join(families[:1] + [f"'{EMBEDDED_CJK}'"] + families[1:])
+
+    svg = _FONT_FAMILY.sub(name_it, svg)
+    return re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + style, svg, count=1)
 
 
 def plot_attention(result: AttentionResult, tables=("S", "A", "O"), **kwargs) -> AttentionFigure:

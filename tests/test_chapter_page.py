@@ -243,11 +243,11 @@ _FIGURE_TEXTS = r"""async (ids) => {
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("width, height, smallest", [(360, 640, 10.0), (1024, 768, 14.0), (1920, 1080, 14.0)])
+@pytest.mark.parametrize("width, height, smallest", [(360, 640, 12.0), (1024, 768, 14.0), (1920, 1080, 14.0)])
 def test_every_label_of_the_five_figures_is_readable_and_inside_the_column(site_url, new_page, width, height,
                                                                            smallest):
     """At 360x640 (a phone) no text of a figure (cell values, titles, ticks, colour-bar ticks,
-    已挡住, the data flow's shapes) is under 10 px and no figure is wider than the screen; on a
+    已挡住, the data flow's shapes) is under 12 px (issue 29; it was 10.7) and no figure is wider than the screen; on a
     desktop the figures are shown at their own size (neither blown up nor shrunk) with every
     text >= 14 px.  Every text lies inside its picture (nothing cut at the edge)."""
     phone = width < 600

@@ -316,25 +316,42 @@ def test_the_chapters_lab_at_1024_wide_shows_values_at_24px_and_every_label_at_1
     assert twin.rec.page_errors == []
 
 
-def test_every_figure_of_the_chapter_has_labels_of_12px_on_a_360px_phone(new_page, site_url):
-    """Issue 29: the five figures' labels were 10.7 px on a 360 px phone (the data flow shown at
-    0.57 of its size).  Each figure's smallest text, as the phone shows it (its font size in the
-    SVG's units times the width drawn over the SVG's own width), is >= 12 px."""
+def test_every_figure_draws_its_chinese_from_its_own_font_where_the_reader_has_no_cjk_font(new_page, site_url):
+    """Issue 29: a figure shown as <img> can use only the reader's system fonts; without a CJK one
+    its Chinese was boxes.  Each built SVG carries a subset of the build's CJK font: with every
+    system CJK family taken out of its font lists (a reader who has none of them), Chromium draws
+    each Chinese text from that embedded font (CSS.getPlatformFontsForNode), never a system one."""
     import re
     import urllib.request
 
-    rec = new_page(width=360, height=640, has_touch=True, is_mobile=True)
+    from attention_lab.fonts import CJK_FONT_CANDIDATES
+    from attention_lab.plotting import EMBEDDED_CJK
+
+    rec = new_page(width=1280, height=800)
     rec.page.goto(site_url + CHAPTER, wait_until="networkidle")
-    figures = rec.page.evaluate("""() => [...document.querySelectorAll('article img[src$=".svg"]')]
-        .filter(i => !i.closest('.header-article-items, .dropdown-launch-buttons'))
-        .map(i => [new URL(i.getAttribute('src'), location.href).href, i.getBoundingClientRect().width])""")
-    assert len(figures) >= 5, figures
-    smallest = {}
-    for url, shown in figures:
+    urls = rec.page.evaluate("""() => [...document.querySelectorAll('article img[src$=".svg"]')]
+        .filter(i => !i.closest('.header-article-items, .dropdown-launch-buttons')).map(i => i.src)""")
+    assert len(urls) >= 5, urls
+    cdp = rec.page.context.new_cdp_session(rec.page)
+    for url in urls:
         svg = urllib.request.urlopen(url).read().decode("utf-8")
-        width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
-        sizes = [float(s) for s in re.findall(r"font(?:-size)?:\s*(?:[a-z]+ )*([\d.]+)px", svg)]
-        assert sizes, url
-        smallest[url.rsplit("/", 1)[-1][:12]] = round(min(sizes) * shown / width, 1)
-    assert min(smallest.values()) >= 12, smallest
-    assert rec.page.evaluate("() => document.documentElement.scrollWidth") <= 360
+        assert svg.count("@font-face") == 1 and EMBEDDED_CJK in svg, url
+        for name in CJK_FONT_CANDIDATES:  # the reader has none of these
+            svg = svg.replace(f"'{name}', ", "").replace(f", '{name}'", "")
+        svg = re.sub(r"<\?xml[^>]*>|<!DOCTYPE[^>]*>", "", svg)
+        rec.page.set_content(f"<!doctype html><html><body>{svg}</body></html>")
+        rec.page.evaluate("() => document.fonts.ready")
+        cdp.send("DOM.enable")
+        cdp.send("CSS.enable")
+        root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+        ids = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "svg text"})["nodeIds"]
+        chinese = 0
+        for node in ids:
+            text = cdp.send("DOM.getOuterHTML", {"nodeId": node})["outerHTML"]
+            if not re.search(r">[^<]*[\u4e00-\u9fff]", text):
+                continue
+            chinese += 1
+            fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+            system_cjk = [f["familyName"] for f in fonts if not f["isCustomFont"] and re.search(r"CJK|Han|Hei|YaHei|PingFang", f["familyName"])]
+            assert any(f["isCustomFont"] for f in fonts) and not system_cjk, (url, text[:80], fonts)
+        assert chinese >= 2, url
