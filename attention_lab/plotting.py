@@ -307,7 +307,10 @@ def _cjk_font_face() -> tuple[str, int] | None:
         return None
     if not name:
         return None
-    path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    try:
+        path = font_manager.findfont(font_manager.FontProperties(family=name), fallback_to_default=False)
+    except ValueError:  # the name is known but its file is not found: nothing to embed
+        return None
     if not path.lower().endswith((".ttc", ".otc")):
         return path, -1
     from fontTools.ttLib import TTCollection
