@@ -628,4 +628,7 @@
       startAll();
     });
   }
+  // And once more when the page has loaded (startAll skips a started root): about one chapter load
+  // in sixty in Chromium left the lab unstarted and silent, the page complete, no error.
+  if (document.readyState !== "complete") window.addEventListener("load", startAll);
 })();
