@@ -51,6 +51,7 @@ READ = """() => {
   const cells = window.jupyterapp.shell.currentWidget.content.widgets;
   return {
     text: md.map(e => e.textContent).join('\\n'),
+    boxes: [...document.querySelectorAll('.jp-MarkdownCell .myst-admonition-header-text')].map(e => e.textContent.trim()),
     dropdowns: details.map(d => ({summary: d.querySelector('summary')?.textContent.trim() || '',
                                   open: d.open,
                                   shown: [...d.children].some(c => c.tagName !== 'SUMMARY' && c.checkVisibility())})),
@@ -163,6 +164,17 @@ def test_markdown_shows_no_raw_myst(room, path):
     # An {eval} name left unevaluated would show as the name (a10_4d) instead of the number.
     names = sorted(set(re.findall(r"\b[a-z]\w*_\d+d\b", text)))
     assert not names, f"{room['app']} {path}: numbers shown as their names: {names}"
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_boxes_carry_the_sites_chinese_titles(room, path):
+    """A note or a warning box is titled 备注 / 警告 as on the site, not jupyterlab-myst's English
+    Note / Warning (issue 27, item 1: the pages title their boxes themselves)."""
+    boxes = room[path]["boxes"]
+    english = {"Note", "Warning", "Tip", "Important", "Caution", "Hint", "See Also", "Attention", "Danger", "Error"}
+    assert not english & set(boxes), f"{room['app']} {path}: {boxes}"
+    if path == "book/f11-attention.md":
+        assert {"备注", "警告"} <= set(boxes), f"{room['app']}: {boxes}"
 
 
 def test_chapter_shows_the_numbers_the_core_computes(room):
