@@ -334,14 +334,24 @@ def test_every_page_reads_on_a_375px_phone(built_site, site_url, new_page, site_
 @pytest.mark.parametrize("width, height", [(1280, 900), (375, 812)])
 def test_every_section_link_of_the_chapter_lands_on_its_heading(site_url, new_page, width, height):
     """Opening the chapter at #section (a link from another page, or the contents) shows that
-    section's heading at the top of the screen, below the theme's header, on a desktop and a phone."""
+    section's heading at the top of the screen, below the theme's header, on a desktop and a phone.
+
+    What can move a heading after the browser has scrolled to it is a change in height of what
+    lies above it (the lab mounting, fonts, figures): every such change above a heading is also
+    above each later one, so the sections checked (each a fresh load of the whole chapter) are the
+    first, the first two after the lab, one in the middle and the last: every other lies between."""
     rec = new_page(width=width, height=height)
     page = rec.page
     page.goto(f"{site_url}/book/f11-attention.html", wait_until="load")
     targets = page.evaluate("() => [...document.querySelectorAll('#pst-page-toc-nav a.nav-link[href^=\"#\"]')]"
                             ".map(a => decodeURIComponent(a.getAttribute('href').slice(1)))")
     assert len(targets) >= 10, targets
-    for target in targets:
+    after_lab = page.evaluate("""(ids) => { const lab = document.querySelector('[data-attention-lab]');
+        return ids.findIndex(id => lab.compareDocumentPosition(document.getElementById(id)) & Node.DOCUMENT_POSITION_FOLLOWING); }""",
+                              targets)
+    assert 0 < after_lab < len(targets) - 1, (after_lab, targets)
+    picked = sorted({0, after_lab, after_lab + 1, (after_lab + len(targets)) // 2, len(targets) - 1})
+    for target in [targets[k] for k in picked]:
         page.goto("about:blank")  # a fresh load each time, as a link from elsewhere opens it
         page.goto(f"{site_url}/book/f11-attention.html#{target}", wait_until="load")
         # Everything that can still move the text has happened: the lab mounted, the fonts loaded,
