@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -64,8 +65,11 @@ def fresh_python(tmp_path_factory) -> Path:
     venv.create(home, with_pip=True, system_site_packages=False)
     python = home / "bin" / "python"
     pins = home / "pins.txt"
-    pins.write_text("".join(line for line in (ROOT / "requirements.txt").read_text().splitlines(keepends=True)
-                            if not line.startswith("-e")))
+    # The lock's versions as constraints, without its hashes (a hash in a constraints file would put
+    # pip in --require-hashes mode for the packages named here by name only).
+    pins.write_text("".join(line.split(" \\")[0].rstrip() + "\n"
+                            for line in (ROOT / "requirements.txt").read_text().splitlines()
+                            if re.match(r"[A-Za-z0-9]", line) and "==" in line))
     proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "-c", str(pins), *PACKAGES],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"pip could not make the fresh venv:\n{proc.stderr[-3000:]}"
