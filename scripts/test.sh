@@ -4,8 +4,8 @@
 # JavaScript twin, axe-core for the accessibility tests, and PyTorch for the cross-check
 # where a CPU build of it is available), then pytest.
 # Usage: bash scripts/test.sh [pytest args]      (VENV=/path to use another venv)
-# With F11_WORKERS=2 (the quick tier's default) the tests run on two workers (pytest-xdist: a file's
-# tests on one worker, but for tests/conftest.py SPREAD_FILES; the book built once for both).
+# The tests run on two workers (pytest-xdist: a file's tests on one worker, but for
+# tests/conftest.py SPREAD_FILES; the book built once for both).
 set -euo pipefail
 source "$(dirname "$0")/_setup.sh"
 cd "$ROOT"
@@ -14,10 +14,7 @@ ensure_cjk_font
 ensure_chromium
 ensure_axe   # also Node.js and npm
 ensure_torch
-# Workers: two for the quick tier; the full suite in one process for now (two of its JupyterLab and
-# reload tests are not yet reliable beside a second worker).  F11_WORKERS=N chooses.
-workers=${F11_WORKERS:-}
-if [ -z "$workers" ]; then
-  case " $* " in *" quick "*) workers=2 ;; *) workers=0 ;; esac
-fi
-exec "$VENV/bin/python" -m pytest -n "$workers" --dist loadgroup "$@"
+# Two workers (the machines have two cores); F11_WORKERS=N chooses (0: one process).  --dist loadgroup
+# selects tests/conftest.py's scheduler: whole files as units, started in START_ORDER.
+# --durations=25: the slowest tests at the end of every run (CI's log shows where the time goes).
+exec "$VENV/bin/python" -m pytest -n "${F11_WORKERS:-2}" --dist loadgroup --durations=25 "$@"

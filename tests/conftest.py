@@ -100,6 +100,23 @@ def pytest_collection_finish(session):
         return
     if any(set(getattr(item, "fixturenames", ())) & _BUILD_FIXTURES for item in session.items):
         _start_site_build(run_root(session.config._tmp_path_factory) / "site")
+    if any("binder_env" in getattr(item, "fixturenames", ()) for item in session.items):
+        _start_binder_env(run_root(session.config._tmp_path_factory) / "binder-env.log")
+
+
+def _start_binder_env(log: Path) -> None:
+    """Install the Binder env (scripts/binder_env.py, a few minutes in a fresh clone) in the background,
+    once per run, while the tests that come first run.  The ``binder_env`` fixture calls the same
+    ``ensure_env``, which waits for this one (a file lock) and then finds it made, or, if it failed,
+    tries again itself and fails with pip's own last lines."""
+    try:
+        fd = os.open(log, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w") as out:
+        subprocess.Popen([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import binder_env; "
+                          "binder_env.ensure_env()", str(ROOT / "scripts")],
+                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
 
 
 @pytest.fixture(scope="session")
@@ -229,8 +246,9 @@ UNITS = {name: "jupyter" for name in ("test_binder_reading.py", "test_shapes_jup
 #: no built book (it builds meanwhile), then the costliest files that read the site; files not named
 #: here follow in their usual order, and the spread files' small tests fill the gaps at the end.
 START_ORDER = [
-    "test_binder_reading.py", "test_shapes_jupyter.py", "test_jupyter_browser.py",  # one unit
     "test_setup_script.py", "test_verify_concepts.py", "test_build_strictness.py", "test_wheel_and_notebook.py",
+    # one unit, after the above: the Binder env is installed in the background meanwhile (as the book is built)
+    "test_binder_reading.py", "test_shapes_jupyter.py", "test_jupyter_browser.py",
     "test_site_reading.py", "test_shapes_browser.py", "test_site_css.py", "test_twin_browser.py",
     "test_lesson_browser.py", "test_presenter_browser.py", "test_plane_browser.py", "test_site_loading.py",
     "test_chapter_page.py", "test_deploy.py", "test_site_faults.py",
