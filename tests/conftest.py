@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import http.server
@@ -205,20 +206,60 @@ class PageRecorder:
         return [u for u in self.requests if not u.startswith(local)]
 
 
-@pytest.fixture
-def new_page(browser):
-    """Factory: ``new_page(width=1280, height=900, color_scheme="light", **context)`` -> PageRecorder."""
-    contexts = []
+#: What a browser context may hold of a page's, cleared before a pooled context serves the next test.
+_STORAGE = "cookies,local_storage,session_storage,indexeddb,cache_storage,service_workers,file_systems"
 
-    def make(width=1280, height=900, color_scheme="light", **context):
+
+@pytest.fixture(scope="session")
+def _context_pool(browser):
+    """Browser contexts kept for the session, one per kind (colour scheme and context options): a test's
+    page is a new page (tab) in one, its storage cleared, its HTTP cache warm (a new context per test
+    fetched every stylesheet, script and font again: about half of a browser test's time)."""
+    pool: dict = {}
+    yield pool
+    for ctx, _ in list(pool.values()):
+        with contextlib.suppress(Exception):
+            ctx.close()
+
+
+@pytest.fixture
+def new_page(browser, _context_pool):
+    """Factory: ``new_page(width=1280, height=900, color_scheme="light", fresh=False, **context)`` -> PageRecorder.
+
+    ``fresh=True``: a context of its own (an empty HTTP cache: every file fetched, every request seen)."""
+    pages, own = [], []
+
+    def make(width=1280, height=900, color_scheme="light", fresh=False, **context):
         """``context``: more Playwright context options (``has_touch=True, is_mobile=True`` ...)."""
-        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme,
-                                  **context)
-        contexts.append(ctx)
-        return PageRecorder(ctx.new_page())
+        viewport = {"width": width, "height": height}
+        if fresh:
+            ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme, **context)
+            own.append(ctx)
+            page = ctx.new_page()
+        else:
+            key = (color_scheme, repr(sorted(context.items())))
+            if key not in _context_pool:
+                ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme, **context)
+                ctx.on("close", lambda _ctx, key=key: _context_pool.pop(key, None))
+                _context_pool[key] = (ctx, set())
+            ctx, origins = _context_pool[key]
+            page = ctx.new_page()
+            if origins:  # what earlier tests' pages stored (the theme keeps its dark mode in localStorage)
+                cdp = ctx.new_cdp_session(page)
+                for origin in origins:
+                    cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": _STORAGE})
+                cdp.detach()
+            page.on("request", lambda r, origins=origins: r.url.startswith("http") and origins.add(
+                "/".join(r.url.split("/", 3)[:3])))
+            page.set_viewport_size(viewport)
+            pages.append(page)
+        return PageRecorder(page)
 
     yield make
-    for ctx in contexts:
+    for page in pages:
+        with contextlib.suppress(Exception):
+            page.close()
+    for ctx in own:
         ctx.close()
 
 

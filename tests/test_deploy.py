@@ -55,7 +55,7 @@ def _lab_answers(page) -> None:
 
 
 def test_under_a_sub_path_every_page_loads_whole_and_the_lab_and_search_work(host, new_page):
-    rec = new_page()
+    rec = new_page(fresh=True)  # every file requested: none may escape the sub-path
     rec.page.goto(host, wait_until="networkidle")  # the root redirect
     assert rec.page.url == host + "book/index.html"
     for page in PAGES:

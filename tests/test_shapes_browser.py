@@ -91,8 +91,8 @@ def caption(page, name: str) -> str:
 
 @pytest.fixture
 def lab(new_page, site_url):
-    def open_(query: str = "", width: int = 1024, height: int = 768):
-        rec = new_page(width=width, height=height)
+    def open_(query: str = "", width: int = 1024, height: int = 768, fresh: bool = False):
+        rec = new_page(width=width, height=height, fresh=fresh)
         rec.page.goto(site_url + PAGE + query)
         rec.page.wait_for_selector("[data-shapes-lab][data-lab-ready=true]")
         return rec
@@ -100,12 +100,13 @@ def lab(new_page, site_url):
 
 
 def test_opens_at_the_chapters_2x2_baseline_with_shapes_in_the_captions(lab):
-    rec = lab()
+    rec = lab(fresh=True)  # an empty cache: every file it loads is requested
     assert_equal_to_core(rec.page, default_state())
     assert caption(rec.page, "S") == "S 分数表 [2, 2]" and caption(rec.page, "Q") == "Q 查询表 [2, 2]"
     assert rec.console_errors == [] and rec.page_errors == []
     # The 2x2 lab's app.js is not loaded here, and the lab left no query at its start.
-    assert not any(u.endswith("/app.js") for u in rec.requests)
+    loaded = [u.split("?")[0] for u in rec.requests]
+    assert any(u.endswith("/shapes.js") for u in loaded) and not any(u.endswith("/app.js") for u in loaded), loaded
     assert "?" not in rec.page.url
 
 
@@ -332,7 +333,7 @@ def test_the_strip_is_sized_again_when_the_window_changes(lab):
     for width, height in ((1024, 768), (375, 812), (1920, 1080)):
         other = lab(query, width, height).page
         fresh[width] = sizes(other)
-        other.context.close()
+        other.close()
     for width, height in ((1024, 768), (375, 812), (1920, 1080)):
         page.set_viewport_size({"width": width, "height": height})
         # the refit comes in the frame after the browser's resize observation: wait for it to settle

@@ -88,7 +88,7 @@ def test_search_page_finds_shares_in_the_chapter(site_url, new_page):
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES)
 def test_pages_render_offline_with_no_console_errors(site_url, new_page, page):
-    rec = new_page()
+    rec = new_page(fresh=True)  # an empty cache: every request seen
     rec.page.goto(f"{site_url}/{page}", wait_until="networkidle")
     assert rec.external_requests() == []
     assert rec.failed == []

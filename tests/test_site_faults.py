@@ -204,7 +204,7 @@ def test_the_copy_button_survives_any_clipboard_failure_and_shows_the_link(new_p
 # --- the theme's stylesheet missing ---------------------------------------------------------------
 
 def test_the_binder_logo_keeps_a_sane_size_without_the_theme_css(new_page, site_url):
-    rec = new_page()
+    rec = new_page(fresh=True)
     rec.page.route(re.compile(r"/_static/f11-theme\.css(\?|$)"), lambda route: route.fulfill(status=404, body=""))
     rec.page.goto(site_url + CHAPTER, wait_until="load")
     logo = rec.page.locator('img[src$="logo_binder.svg"]').first

@@ -33,7 +33,7 @@ new PerformanceObserver((list) => {
 
 
 def _load_with_late_lab(new_page, site_url, address, width, height):
-    rec = new_page(width=width, height=height)
+    rec = new_page(width=width, height=height, fresh=True)  # a first visit: nothing cached
     page = rec.page
     page.add_init_script(SHIFTS)
 

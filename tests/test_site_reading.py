@@ -149,7 +149,7 @@ READY_PROBE = """
 def _lab_ready_with_others_held(new_page, url: str) -> tuple[float | None, int]:
     """Open ``url`` with every request except the page and the lab's own files held back
     for 3 s; return (ms from navigation to data-lab-ready, how many files were still held)."""
-    rec = new_page(width=1024, height=768)
+    rec = new_page(width=1024, height=768, fresh=True)  # a first visit: nothing cached
     held = []
 
     def route(r):

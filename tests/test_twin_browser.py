@@ -274,7 +274,7 @@ def test_overlong_link_is_ignored_whole_with_a_note(chapter):
 
 @pytest.mark.parametrize("path", [CHAPTER, LAB_PAGE])
 def test_page_gets_the_twin_with_no_outside_requests_and_no_console_errors(new_page, site_url, path):
-    rec = new_page()
+    rec = new_page(fresh=True)  # an empty cache: every request seen
     rec.page.goto(site_url + path)
     rec.page.wait_for_load_state("networkidle")
     assert rec.page.locator("[data-attention-lab]").count() >= 1, f"{path} has no static lab"
