@@ -131,6 +131,9 @@ def running_jupyter(app: App, root: Path, home: Path, env_dir: Path = DEFAULT_VE
     if app not in ("lab", "notebook"):
         raise ValueError(f"app must be 'lab' or 'notebook', not {app!r}")
     env = binder_user_env(env_dir, home)
+    # Each Binder launch is a new container: no workspace of an earlier server's is restored (JupyterLab
+    # would reopen, say, book/lab-slow.md from the last test file over the notebook a test opens).
+    shutil.rmtree(home / ".jupyter" / "lab" / "workspaces", ignore_errors=True)
     port, token = free_port(), secrets.token_hex(16)
     expose = "--LabApp.expose_app_in_browser=True" if app == "lab" else "--JupyterNotebookApp.expose_app_in_browser=True"
     log_path = home / f"jupyter-{app}-{port}.log"
