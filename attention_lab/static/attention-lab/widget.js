@@ -80,15 +80,7 @@ async function renderLab({ model, el }) {
     const value = rounded(c.value);
     const before = typed;
     typed = c.note ? { name: name, value: value, text: c.note } : null;
-    if (value !== now) {
-      applying = true;
-      try {
-        m.set("value", value);
-        m.save_changes();
-      } finally {
-        applying = false;
-      }
-    }
+    if (value !== now) setOwn(() => { m.set("value", value); m.save_changes(); });
     t.textContent = show(name, t, value);
     if (typed || before) sendTyped();
     redraw();
@@ -112,15 +104,7 @@ async function renderLab({ model, el }) {
       v = Math.min(r.max, Math.max(r.min, Number((now + k * r.step).toFixed(10))));
     }
     clearTyped();
-    if (v !== now) {
-      applying = true;
-      try {
-        m.set("value", v);
-        m.save_changes();
-      } finally {
-        applying = false;
-      }
-    }
+    if (v !== now) setOwn(() => { m.set("value", v); m.save_changes(); });
     redraw();
     return true;
   };
@@ -147,6 +131,16 @@ async function renderLab({ model, el }) {
   // the same values: nothing changes).
   const BUTTONS = { "f11-button-reset": null, "f11-button-only_wv": "only_wv", "f11-button-only_wq": "only_wq" };
   let applying = false;
+  /** Model changes the view makes itself (typed, keys, buttons, a dragged point): the models' change
+   *  events they cause are not redrawn as the kernel's. */
+  const setOwn = (fn) => {
+    applying = true;
+    try {
+      fn();
+    } finally {
+      applying = false;
+    }
+  };
   const onButton = (e) => {
     const button = e.target instanceof Element ? e.target.closest("button") : null;
     const cls = button && Object.keys(BUTTONS).find((c) => button.classList.contains(c));
@@ -154,18 +148,13 @@ async function renderLab({ model, el }) {
     const target = BUTTONS[cls] ? (config.contrasts || {})[BUTTONS[cls]] : config.baseline;
     if (!target) return;
     clearTyped();
-    applying = true;
-    try {
-      names.forEach((name) => {
-        const m = models[name];
-        if (m && target[name] !== undefined && rounded(m.get("value")) !== rounded(target[name])) {
-          m.set("value", target[name]);
-          m.save_changes();
-        }
-      });
-    } finally {
-      applying = false;
-    }
+    setOwn(() => names.forEach((name) => {
+      const m = models[name];
+      if (m && target[name] !== undefined && rounded(m.get("value")) !== rounded(target[name])) {
+        m.set("value", target[name]);
+        m.save_changes();
+      }
+    }));
     redraw();
   };
 
@@ -186,12 +175,7 @@ async function renderLab({ model, el }) {
     // here on their models (the kernel receives them as from a drag) and drawn at once.
     onPoint: (table, i, v, settling) => {
       clearTyped();
-      applying = true;
-      try {
-        setPointRow(models, table, i, v);
-      } finally {
-        applying = false;
-      }
+      setOwn(() => setPointRow(models, table, i, v));
       dragging = !!settling;
       redraw();
     },
