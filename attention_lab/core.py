@@ -63,14 +63,12 @@ def _size_error(what: str, name: str, got, limit, english: str, template: str = 
     """An ``AttentionInputError("size", ...)`` whose message is Chinese first (strings_zh.json
     "errors" size + the "api" template, ``what`` a key of its "what"), then the English detail
     for programmers."""
-    from .strings import strings
+    from .strings import fill, strings
 
     table = strings()
-    detail = table["api"][template]
-    what = table["api"]["what"][what].replace("{name}", name)
-    for key, value in (("what", what), ("got", got), ("limit", limit)):
-        detail = detail.replace("{" + key + "}", str(value))
-    return AttentionInputError("size", f"{table['errors']['size']}。{detail}。({english})")
+    detail = fill(table["api"][template], what=fill(table["api"]["what"][what], name=name), got=got, limit=limit)
+    return AttentionInputError("size", fill(table["api"]["size_message"], size=table["errors"]["size"],
+                                            detail=detail, english=english))
 
 
 def _check_table_size(shape, name: str) -> None:

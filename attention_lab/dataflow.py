@@ -7,6 +7,9 @@ computed here except the shapes that the labels print.
 
 from __future__ import annotations
 
+from .strings import strings
+from .strings import text as _text
+
 __all__ = ["ARROWS", "DataFlowFigure", "data_flow_shapes", "plot_data_flow"]
 
 #: (from box, to box, shape label) for every arrow of the figure, in reading order.
@@ -46,18 +49,10 @@ def data_flow_shapes(n: int = 2, m: int | None = None, d_model: int = 2, d_k: in
 
 #: name: (x centre, y centre, text), in inches on a portrait figure (reads top to bottom,
 #: so it stays legible on a phone as well as in the desktop text column).
-_BOXES = {
-    "X": (2.85, 7.55, "X  输入"),
-    "Q": (0.9, 6.2, "Q = X·Wq"),
-    "K": (2.85, 6.2, "K = X·Wk"),
-    "V": (4.8, 6.2, "V = X·Wv"),
-    "QK": (1.9, 4.8, "QKᵀ  点积打分"),
-    "scale": (1.9, 3.62, "÷ √d_k  缩放"),
-    "mask": (1.9, 2.44, "+ M  掩码"),
-    "softmax": (1.9, 1.26, "softmax  逐行"),
-    "mix": (4.5, 1.26, "A × V  加权平均"),
-    "out": (4.5, 0.05, "O  输出"),
-}
+_PLACES = {"X": (2.85, 7.55), "Q": (0.9, 6.2), "K": (2.85, 6.2), "V": (4.8, 6.2), "QK": (1.9, 4.8),
+           "scale": (1.9, 3.62), "mask": (1.9, 2.44), "softmax": (1.9, 1.26), "mix": (4.5, 1.26), "out": (4.5, 0.05)}
+#: The boxes' text is strings_zh.json's "dataflow" "boxes".
+_BOXES = {name: (x, y, strings()["dataflow"]["boxes"][name]) for name, (x, y) in _PLACES.items()}
 _W, _H = 1.72, 0.55
 _SIZE = (5.7, None)  # width in inches; the height follows the content
 #: Shape labels and the footer (points); the boxes' text is half a point larger.  The figure
@@ -79,7 +74,7 @@ class DataFlowFigure:
         self.figure = figure
 
     def __repr__(self) -> str:  # the text/plain form (e.g. in a terminal): the arrows and their shapes
-        return "数据流：" + "；".join(f"{a} → {b} {label}" for a, b, label in ARROWS)
+        return _text("dataflow.text", arrows=_text("punctuation.semicolon").join(f"{a} → {b} {label}" for a, b, label in ARROWS))
 
     def to_svg(self) -> str:
         import io
@@ -169,14 +164,12 @@ def plot_data_flow(n: int | None = 2, m: int | None = None, d_model: int = 2, d_
                 fontfamily=family)
     if n is not None:
         m_ = n if m is None else m
-        ax.text(_SIZE[0] / 2, -0.62,
-                "形状写作 [行数, 列数]；K、V 也由 X 算出，所以 m = n。" if m_ == n else
-                "形状写作 [行数, 列数]；m ≠ n 时 K、V 来自另一份 m 行的输入。", ha="center", va="center",
+        ax.text(_SIZE[0] / 2, -0.62, _text("dataflow.shapes_self" if m_ == n else "dataflow.shapes_cross"),
+                ha="center", va="center",
                 fontsize=font_size, color="#444444", fontfamily=family)
         # The example's numbers on two lines: at 16 pt one line was as wide as the figure.
         ax.text(_SIZE[0] / 2, -1.1,
-                f"本章的例子：n = m = {n}，\nd_model = {d_model}，d_k = {d_k}，d_v = {d_v}"
-                if m_ == n else
-                f"例子：n = {n}，m = {m_}，\nd_model = {d_model}，d_k = {d_k}，d_v = {d_v}",
+                _text("dataflow.example_self", n=n, d_model=d_model, d_k=d_k, d_v=d_v) if m_ == n else
+                _text("dataflow.example_cross", n=n, m=m_, d_model=d_model, d_k=d_k, d_v=d_v),
                 ha="center", va="center", fontsize=font_size, color="#444444", fontfamily=family, linespacing=1.3)
     return DataFlowFigure(fig)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import scaled_dot_product_attention
-from .strings import strings
+from .strings import fill, strings
 
 __all__ = [
     "Verdict",
@@ -258,10 +258,7 @@ def _faults(combo: dict) -> list[tuple[str, str]]:
 
 # ----------------------------------------------------------------------------------- the sentences
 
-def _fill(template: str, **values) -> str:
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
+_fill = fill  # the catalog's one filler (attention_lab.strings.fill)
 
 
 def _shape(shape) -> str:
@@ -317,12 +314,14 @@ class _Talk:
 
 
 def _describe_case(case: Case, k: int) -> str:
-    shapes = f"Q {_shape(case.Q.shape)}，K {_shape(case.K.shape)}，V {_shape(case.V.shape)}，M {_shape(case.M.shape)}"
+    s = strings()["exercises"]
+    shapes = fill(s["case_shapes"], Q=_shape(case.Q.shape), K=_shape(case.K.shape), V=_shape(case.V.shape),
+                  M=_shape(case.M.shape))
     if case.Q.ndim == 3:
-        shapes += f"，h = {case.h}"
+        shapes += fill(s["case_heads"], h=case.h)
     if case.d_k is not None:
-        shapes += f"，d_k = {_number(case.d_k)}"
-    return f"{k}（{shapes}）"
+        shapes += fill(s["case_d_k"], d_k=_number(case.d_k))
+    return fill(s["case"], k=k, shapes=shapes)
 
 
 def _as_numbers(result):

@@ -22,6 +22,8 @@ import sys
 import warnings
 from functools import lru_cache
 
+from .strings import strings
+
 #: Tried in order: Debian/Ubuntu (fonts-noto-cjk), macOS, Windows, others.
 CJK_FONT_CANDIDATES = (
     "Noto Sans CJK SC",
@@ -44,14 +46,13 @@ INSTALL_HINT = (
     "  Fedora:        sudo dnf install -y google-noto-sans-cjk-sc-fonts\n"
     "  conda:         conda install -c conda-forge font-ttf-noto-cjk\n"
     "  macOS / Windows already ship PingFang SC / Microsoft YaHei.\n"
-    "未找到可用于 matplotlib 的中文字体，请按上面的命令安装（例如 fonts-noto-cjk）。"
-)
+) + strings()["fonts"]["missing"]
 
 
 FALLBACK_NOTE = (
     "Figures use matplotlib's default font, so their Chinese labels show as boxes; "
-    "the numbers are right.  图中的中文会显示为方框（数字不受影响）。"
-)
+    "the numbers are right.  "
+) + strings()["fonts"]["fallback"]
 
 
 class MissingCJKFontError(RuntimeError):

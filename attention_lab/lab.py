@@ -39,7 +39,7 @@ import numpy as np
 
 from .core import TOKENS, AttentionInputError, attention
 from .params import D_K_POWERS, PARAM_NAMES, RANGES, TABLES, _short, coerce, default_params, refused, tables_from_params
-from .strings import error_text
+from .strings import error_text, fill
 from .web import lab_html, strings
 from .widget import LabView, view_state
 from .worked import fmt
@@ -234,11 +234,7 @@ def _make_control_classes():
     return ParamSlider, DKSlider, ParamCheckbox, RowButtons
 
 
-def _fill(template: str, **values) -> str:
-    """A template of strings_zh.json with its ``{name}`` fields filled."""
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
+_fill = fill  # the catalog's one filler (attention_lab.strings.fill)
 
 
 def _tokens_of(tokens) -> tuple[str, str] | None:
@@ -460,7 +456,7 @@ class AttentionLab:
         if row is not None and self._row_of(row) is None:
             problems.append(_fill(s_lab["row_set_params"], raw=_short(row)))
         if problems:
-            message = _fill(s_lab["set_params_refused"], problems="；".join(problems))
+            message = _fill(s_lab["set_params_refused"], problems=self.strings["punctuation"]["semicolon"].join(problems))
             self._notes["set_params"] = (None, message)
             self._publish_notes()  # shows the message; nothing else changed
             raise ValueError(message)

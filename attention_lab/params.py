@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .core import baseline
+from .strings import text as _say  # the catalog's notes (strings_zh.json "coerce")
 
 TABLES = ("X", "Wq", "Wk", "Wv")
 
@@ -182,28 +183,28 @@ def coerce(name: str, raw, current=None) -> tuple[float | bool, str | None]:
         if text in ("0", "false", "off", "no"):
             return False, None
         keep = True if current is None else bool(current)
-        return keep, f"{name} 只能是开或关，“{_short(raw)}”没有采用，仍为{'开' if keep else '关'}"
+        return keep, _say("coerce.causal", name=name, state=_say("coerce.on" if keep else "coerce.off"), raw=_short(raw))
     r = range_of(name)
     keep = default_params()[name] if current is None else float(current)
     value = parse_number(raw)
     if math.isinf(value) and isinstance(raw, (int, np.integer)) and not isinstance(raw, (bool, np.bool_)):
         clamped = r.max if value > 0 else r.min  # an integer too big for a float: clamped, as 99 is
-        return clamped, f"{name} 的范围是 {_g(r.min)} 到 {_g(r.max)}，{_short(raw)} 已改为 {_g(clamped)}"
+        return clamped, _say("coerce.range", name=name, min=_g(r.min), max=_g(r.max), clamped=_g(clamped), value=_short(raw))
     if not math.isfinite(value):
         # "数" for text that is no number at all; "有限的数" for NaN, inf, "inf", "1e999".
         nonfinite = not math.isnan(value) or _is_nonfinite_word(raw) or (
             isinstance(raw, (float, np.floating)) and math.isnan(raw))
-        what = "有限的数" if nonfinite else "数"
-        return keep, f"{name} 需要一个{what}，“{_short(raw)}”没有采用，仍为 {_g(keep)}"
+        what = _say("coerce.a_finite_number" if nonfinite else "coerce.a_number")
+        return keep, _say("coerce.not_number", name=name, what=what, keep=_g(keep), raw=_short(raw))
     note = None
     if value < r.min or value > r.max:
         clamped = r.clamp(value)
-        note = f"{name} 的范围是 {_g(r.min)} 到 {_g(r.max)}，{_g(value)} 已改为 {_g(clamped)}"
+        note = _say("coerce.range", name=name, min=_g(r.min), max=_g(r.max), value=_g(value), clamped=_g(clamped))
         value = clamped
     if name == "d_k":
         rounded = float(round(value))  # halves to even, as attention.js roundHalfEven
         if rounded != value:
-            note = note or f"d_k 取整数，{_g(value)} 已改为 {_g(rounded)}"
+            note = note or _say("coerce.d_k_integer", value=_g(value), rounded=_g(rounded))
             value = rounded
         value = r.clamp(value)
     return value, note

@@ -32,7 +32,7 @@ import numpy as np
 from .core import TOKENS, AttentionResult
 from .fonts import CJK_FONT_CANDIDATES, use_cjk_font
 from .formatting import CELL_DIGITS, format_number, format_share
-from .strings import strings  # the one strings table (not the site module)
+from .strings import fill, strings  # the one strings table (not the site module)
 from .worked import subscript
 
 #: Colour-blind-safe, perceptually uniform; readable in greyscale too (as the lab).
@@ -59,16 +59,10 @@ PANEL_ASPECT = 1.24
 #: smallest text (13.95 pt drawn as 13.95 CSS px) is 12.1 px there (issue 29: 0.82 gave 10.7 px).
 TEXT_SCALE = {"title": 1.0, "ticks": 0.93, "axis": 0.93, "colourbar": 0.93}
 
-TITLES = {
-    "Q": "Q 查询表",
-    "K": "K 键表",
-    "V": "V 值表",
-    "S": "S 分数表",
-    "A": "A 份额表",
-    "O": "O 输出表",
-}
-ROW_AXIS = {"Q": "位置", "K": "位置", "V": "位置", "S": "接收位置", "A": "接收位置", "O": "接收位置"}
-COL_AXIS = {"Q": "特征格", "K": "特征格", "V": "特征格", "S": "被读取位置（键）", "A": "被读取位置（键）", "O": "特征格"}
+#: The tables' titles (the lab's, strings_zh.json "tables") and axis names ("figures").
+TITLES = strings()["tables"]
+ROW_AXIS = strings()["figures"]["row_axis"]
+COL_AXIS = strings()["figures"]["col_axis"]
 
 
 def format_value(value: float, digits: int = CELL_DIGITS) -> str:
@@ -400,11 +394,7 @@ def _plane_strings() -> tuple[dict, dict]:
     return table["view"]["plane"], table["plane_figure"]
 
 
-def _fill(template: str, **values) -> str:
-    """Literal placeholder replacement, as the lab's ``fillIn`` (render.js) does."""
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
+_fill = fill  # the catalog's one filler, as render.js's fill
 
 
 def convex_hull(points) -> np.ndarray:
@@ -567,7 +557,8 @@ class PlaneFigure(_SharpFigure):
 
     def _wrap(self, text: str, size: float, width_in: float) -> str:
         """``text`` broken after a "，" wherever a line would be wider than ``width_in``."""
-        parts = [p + "，" for p in text.split("，")]
+        comma = strings()["punctuation"]["comma"]
+        parts = [p + comma for p in text.split(comma)]
         parts[-1] = parts[-1][:-1]
         out = [parts[0]]
         for part in parts[1:]:

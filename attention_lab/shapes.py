@@ -75,6 +75,10 @@ def _api(key: str, **values) -> str:
     return _fill(strings()["api"][key], **values)
 
 
+#: Between the items of a list in a sentence (strings_zh.json "punctuation").
+_LIST = strings()["punctuation"]["list"]
+
+
 def check_state(state, where: str = "check_state", cells: bool = True, keys=STATE_KEYS) -> dict:
     """``state`` if it is a whole state of the shapes lab, else a clear Chinese ``ValueError``:
     not a dict (None), keys missing (``{}``), a shape outside :data:`LIMITS` (n = 10000), a table
@@ -84,7 +88,7 @@ def check_state(state, where: str = "check_state", cells: bool = True, keys=STAT
         raise ValueError(_api("state_type", where=where, type=type(state).__name__))
     missing = [k for k in keys if k not in state]
     if missing:
-        raise ValueError(_api("state_missing", where=where, keys="、".join(missing)))
+        raise ValueError(_api("state_missing", where=where, keys=_LIST.join(missing)))
     for key in SHAPE_KEYS:
         value = state.get(key, 1)
         lo, hi = LIMITS[key]
@@ -98,7 +102,8 @@ def check_state(state, where: str = "check_state", cells: bool = True, keys=STAT
     needed = [t for t in TABLES if (t != "Xs" or state["mode"] == "cross") and (t != "Wo" or state.get("h", 1) > 1)]
     if not isinstance(tables, Mapping) or any(t not in tables for t in needed):
         raise ValueError(_api("state_missing", where=where,
-                              keys="tables 的 " + "、".join(t for t in needed if not isinstance(tables, Mapping) or t not in tables)))
+                              keys=_api("tables_missing", names=_LIST.join(
+                                  t for t in needed if not isinstance(tables, Mapping) or t not in tables))))
     for t in needed:
         rows, cols = table_shape(t, state)
         table = tables[t]
@@ -119,7 +124,7 @@ def table_shape(name: str, state: dict) -> tuple[int, int]:
         raise ValueError(_api("state_type", where="table_shape", type=type(state).__name__))
     missing = [k for k in ("n", "m", "d_model", "d_k", "d_v") if k not in state]
     if missing:
-        raise ValueError(_api("state_missing", where="table_shape", keys="、".join(missing)))
+        raise ValueError(_api("state_missing", where="table_shape", keys=_LIST.join(missing)))
     h = state.get("h", 1)
     return {"X": (state["n"], state["d_model"]), "Xs": (state["m"], state["d_model"]),
             "Wq": (state["d_model"], h * state["d_k"]), "Wk": (state["d_model"], h * state["d_k"]),
@@ -286,7 +291,7 @@ def coerce_token(raw, default: str) -> tuple[str, str | None]:
     if not text:
         return default, ss["token_empty"].replace("{value}", default)
     if "," in text:
-        value, note = coerce_token(text.replace(",", "，"), default)
+        value, note = coerce_token(text.replace(",", strings()["punctuation"]["comma"]), default)
         return value, note or ss["token_comma"].replace("{raw}", text).replace("{value}", value)
     if len(text) > TOKEN_MAX:
         value = text[:TOKEN_MAX]
@@ -458,12 +463,12 @@ def resized(state: dict, **change) -> dict:
         if key in SHAPE_KEYS or key == "pad":
             if isinstance(value, bool) or not isinstance(value, int) or not LIMITS.get(key, (0, 5))[0] <= value <= LIMITS.get(key, (0, 5))[1]:
                 lo, hi = LIMITS.get(key, (0, 5))
-                raise ValueError(f"{key} 只能是 {lo} 到 {hi} 的整数，得到 {value!r}")
+                raise ValueError(_api("resized_shape", name=key, lo=lo, hi=hi, value=repr(value)))
         elif key == "mode":
             if value not in ("self", "cross"):
-                raise ValueError(f"mode 只能是 'self' 或 'cross'，得到 {value!r}")
+                raise ValueError(_api("resized_mode", value=repr(value)))
         elif key not in ("causal", "row"):
-            raise ValueError(f"resized 不认识 {key!r}：可以改 {', '.join(SHAPE_KEYS)}、mode、causal、pad、row")
+            raise ValueError(_api("resized_unknown", keys=", ".join(SHAPE_KEYS), name=repr(key)))
     out = {**state, **change, "tables": {}}
     m_keys = out["m"] if out["mode"] == "cross" else out["n"]
     for t in TABLES:

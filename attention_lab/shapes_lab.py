@@ -169,9 +169,14 @@ def coerce_mode(raw, current: str = "self") -> tuple[str, str | None]:
     ss = strings()["shapes"]
     text = str(raw).strip() if isinstance(raw, str) else None
     for mode in ("self", "cross"):
-        if text is not None and (text.lower() == mode or text in (ss[mode], ss[mode].split("（")[0])):
+        if text is not None and (text.lower() == mode or text in (ss[mode], _short_label(ss[mode]))):
             return mode, None
-    return current, ss["mode_refused"].replace("{raw}", _short(raw)).replace("{value}", ss[current].split("（")[0])
+    return current, ss["mode_refused"].replace("{raw}", _short(raw)).replace("{value}", _short_label(ss[current]))
+
+
+def _short_label(label: str) -> str:
+    """A control's label without its explanation in （…）: "n（查询的个数）" -> "n"."""
+    return label.split(strings()["punctuation"]["paren_open"])[0]
 
 
 def _as_row(raw) -> int:
@@ -336,7 +341,7 @@ class ShapesLab:
                 c = Flag(k, value=values[k], description=ss["causal"], indent=False, layout=auto)
             else:
                 lo, hi = LIMITS.get(k, (0, 5))
-                c = Slider(k, value=values[k], min=lo, max=hi, step=1, description=ss[k].split("（")[0] if k != "pad" else "p",
+                c = Slider(k, value=values[k], min=lo, max=hi, step=1, description=_short_label(ss[k]) if k != "pad" else "p",
                            tooltip=ss[k], continuous_update=True, style={"description_width": "initial"})
             c.add_class(dom_class(k))
             self.controls[k] = c

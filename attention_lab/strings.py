@@ -12,9 +12,40 @@ def _table() -> str:
     return resources.files(__package__).joinpath("strings_zh.json").read_text("utf-8")
 
 
+@functools.lru_cache(maxsize=1)
+def _shared() -> dict:
+    """One parsed table for :func:`text` (read only, never handed out)."""
+    return json.loads(_table())
+
+
 def strings() -> dict:
     """The Chinese UI strings table (``strings_zh.json``), a fresh dict each call."""
     return json.loads(_table())
+
+
+def fill(template: str, **values) -> str:
+    """The catalog's one filler: each ``{name}`` of ``template`` replaced by ``str(value)``, literally,
+    one name after another in the order given (as render.js's ``fill``), so a value that could hold
+    braces (typed text) goes last.  Every Python module fills ``strings_zh.json``'s templates with it.
+
+    >>> fill("{name} 的范围是 {min} 到 {max}", name="d_k", min=1, max=64)
+    'd_k 的范围是 1 到 64'
+    """
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", str(value))
+    return template
+
+
+def text(path: str, **values) -> str:
+    """The catalog's entry at the dotted ``path`` (``"coerce.range"``), filled by :func:`fill`.
+
+    >>> text("dataflow.text", arrows="X → Q")
+    '数据流：X → Q'
+    """
+    entry = _shared()
+    for key in path.split("."):
+        entry = entry[key]
+    return fill(entry, **values)
 
 
 def error_text(exc: BaseException, table: dict | None = None) -> str:

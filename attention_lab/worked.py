@@ -141,6 +141,7 @@ import numpy as np
 
 from .core import TOKENS, AttentionResult, softmax_steps
 from .formatting import WORKED_DIGITS, format_number, format_power, power_value
+from .strings import fill
 
 __all__ = ["fmt", "factor", "vec", "exact", "shown", "subscript", "softmax_texts", "share_texts", "worked_steps", "worked_text",
            "worked_stage", "worked_block", "templates", "STAGE"]
@@ -299,11 +300,7 @@ def subscript(i: int) -> str:
     return str(i).translate(_SUBSCRIPTS)
 
 
-def _fill(template: str, **values) -> str:
-    # Literal replacement, so the JavaScript twin can do exactly the same.
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
+_fill = fill  # the catalog's one filler: literal replacement, as the JavaScript twin's fill
 
 
 def worked_steps(result: AttentionResult, row: int, tokens=TOKENS, key_tokens=None, pad: int = 0) -> list[dict]:

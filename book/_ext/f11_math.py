@@ -17,6 +17,7 @@ import html
 import re
 
 from docutils import nodes
+from sphinx.locale import _
 from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
@@ -79,7 +80,7 @@ def visit_displaymath(self, node):
     self.body.append(self.starttag(node, "div", CLASS="math notranslate nohighlight f11-display-math"))
     if node.get("number"):  # a labelled equation: its number and link, as Sphinx's own renderers
         self.body.append('<span class="eqno">(%s)' % get_node_equation_number(self, node))
-        self.add_permalink_ref(node, "链接到此公式")
+        self.add_permalink_ref(node, _("Link to this equation"))  # locale/zh_CN sphinx.po
         self.body.append("</span>")
     for part in parts:
         self.body.append(_convert(self, node, part, display=True))

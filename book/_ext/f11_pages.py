@@ -328,17 +328,25 @@ ROOT_PAGE = """<!DOCTYPE html>
 <link rel="icon" href="_static/favicon.svg" type="image/svg+xml">
 </head>
 <body>
-<p>正在打开本书……如果没有自动跳转，请点 <a href="{target}">{title}</a>。</p>
+<p>{opening}</p>
 </body>
 </html>
 """
+
+
+def root_page(title: str, target: str) -> str:
+    """:data:`ROOT_PAGE` for ``title`` and ``target``, its sentence from strings_zh.json ("site")."""
+    from attention_lab.strings import text
+
+    return ROOT_PAGE.format(title=title, target=target,
+                            opening=text("site.root_page", link=f'<a href="{target}">{title}</a>'))
 
 
 def write_root_page(app, exc):
     if exc is not None or app.builder.format != "html" or app.config.root_doc == "index":
         return
     (Path(app.outdir) / "index.html").write_text(
-        ROOT_PAGE.format(title=app.config.html_title or app.config.project, target=f"{app.config.root_doc}.html"),
+        root_page(app.config.html_title or app.config.project, f"{app.config.root_doc}.html"),
         "utf-8")
 
 
