@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -159,6 +160,44 @@ def test_plane_sits_on_the_projectors_first_screen_beside_s_a_o_and_prints_with_
     shown = twin.root.locator("[data-plane]").evaluate(
         "e => [getComputedStyle(e).display, e.getBoundingClientRect().height, e.querySelectorAll('[data-vector]').length]")
     assert shown[0] != "none" and shown[1] > 100 and shown[2] == 10, shown
+
+
+def test_on_paper_the_plane_is_redrawn_for_the_page_and_nothing_on_page_one_is_under_9_pt(lab):
+    """A real print (page.pdf, A4): no ResizeObserver runs for the print layout, so the plane is
+    redrawn when the print media query changes; else the screen's viewBox (wider than the paper's
+    panel) is shrunk onto the page with its labels (7.7 pt, ticks 6.5 pt).  Every text run on page 1
+    (parameters, S, A, O, the plane, Q, K, V) is at least 9 pt; the screen gets its drawing back."""
+    import io
+
+    from pypdf import PdfReader
+
+    twin = lab(width=1280, height=900)
+    page = twin.page
+    screen = twin.root.locator("[data-plane] svg").evaluate_all("els => els.map(e => e.getAttribute('viewBox'))")
+    page.evaluate("""() => { window.__printBoxes = [];
+      matchMedia('print').addEventListener('change', e => { if (e.matches) window.__printBoxes =
+        [...document.querySelectorAll('[data-plane] svg')].map(s => { const b = s.getBoundingClientRect();
+          return [s.getAttribute('viewBox'), b.width, b.height]; }); }); }""")
+    pdf = PdfReader(io.BytesIO(page.pdf(format="A4", print_background=True)))
+    printed = page.evaluate("() => window.__printBoxes")
+    assert len(printed) == 2, printed
+    for box, width, height in printed:  # drawn at the paper's size, not scaled from the screen's
+        w, h = map(float, box.split()[2:])
+        assert abs(w - width) <= 1.5 and abs(h - height) <= 1.5, printed
+    sizes = []
+
+    def size(text, cm, tm, font, fs):  # a run's height on paper: the font size through both matrices
+        c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
+        if text.strip():
+            sizes.append((round(fs * (c * c + d * d) ** 0.5, 2), text.strip()))
+
+    first = re.sub(r"\s+", "", pdf.pages[0].extract_text(visitor_text=size))
+    assert all(t in first for t in ("S分数表", "A份额表", "O输出表", "打分", "混合", "Q查询表")), first[:300]
+    plane_runs = [t for _, t in sizes if any(ch in t for ch in "₀₁")]
+    assert plane_runs, sizes[:20]
+    assert min(sizes)[0] >= 9, sorted(sizes)[:8]
+    # Back on the screen, the screen's drawing.
+    page.wait_for_function("(want) => JSON.stringify([...document.querySelectorAll('[data-plane] svg')].map(e => e.getAttribute('viewBox'))) === JSON.stringify(want)", arg=screen)
 
 
 def test_a_mouse_drag_of_a_point_changes_that_row_of_x_and_everything_follows(lab):
