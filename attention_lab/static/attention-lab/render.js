@@ -409,22 +409,44 @@
       panelsBox.appendChild(box);
       panels[name] = { box: box, svg: svg, grid: grid, body: body, title: title, w: 300, h: 170, map: null, gridKey: null };
     });
+    /** A panel's drawn size (its viewBox is its own size in CSS pixels) and the score lines' spacing,
+     *  from a measured content box; true when either changed. */
+    function sized(p, w, h) {
+      var changed = false;
+      w = Math.round(w); h = Math.round(h);
+      if (w > 0 && h > 0 && (w !== p.w || h !== p.h)) { p.w = w; p.h = h; changed = true; }
+      // The score lines' spacing follows their font size (larger on a phone).
+      var text = p.svg.querySelector(".al-score");
+      var fs = text ? parseFloat(getComputedStyle(text).fontSize) : 0;
+      if (fs > 0 && Math.abs(fs * 1.2 - lineH) > 0.5) { lineH = fs * 1.2; changed = true; }
+      return changed;
+    }
+    function redrawSized() { if (last) { plane.frozen = null; draw(last.st, true); } }
     var observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(function (entries) {
       var changed = false;
       entries.forEach(function (e) {
         Object.keys(panels).forEach(function (n) {
-          var p = panels[n];
-          if (p.svg !== e.target) return;
-          var w = Math.round(e.contentRect.width), h = Math.round(e.contentRect.height);
-          if (w > 0 && h > 0 && (w !== p.w || h !== p.h)) { p.w = w; p.h = h; changed = true; }
-          // The score lines' spacing follows their font size (larger on a phone).
-          var text = p.svg.querySelector(".al-score");
-          var fs = text ? parseFloat(getComputedStyle(text).fontSize) : 0;
-          if (fs > 0 && Math.abs(fs * 1.2 - lineH) > 0.5) { lineH = fs * 1.2; changed = true; }
+          if (panels[n].svg === e.target && sized(panels[n], e.contentRect.width, e.contentRect.height)) changed = true;
         });
       });
-      if (changed && last) { plane.frozen = null; draw(last.st, true); }
+      if (changed) redrawSized();
     }) : null;
+    // On paper the panels are narrower than on the screen, and no ResizeObserver runs for the
+    // print layout: without a redraw the screen's viewBox is shrunk onto the page, and its labels
+    // with it (about 6 pt).  The print media query's change comes with the print layout in place
+    // (and again after it), so the plane is measured and drawn for the paper's size there.
+    var printMedia = typeof matchMedia === "function" ? matchMedia("print") : null;
+    function onPrintMedia() {
+      var changed = false;
+      Object.keys(panels).forEach(function (n) {
+        var p = panels[n], cs = getComputedStyle(p.svg), b = p.svg.getBoundingClientRect();
+        var padX = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + parseFloat(cs.borderLeftWidth) + parseFloat(cs.borderRightWidth);
+        var padY = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom) + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
+        if (sized(p, b.width - (padX || 0), b.height - (padY || 0))) changed = true;
+      });
+      if (changed) redrawSized();
+    }
+    if (printMedia && printMedia.addEventListener) printMedia.addEventListener("change", onPrintMedia);
     if (observer) Object.keys(panels).forEach(function (n) { observer.observe(panels[n].svg); });
 
     var plane = { root: figure, frozen: null };
@@ -826,6 +848,7 @@
     };
     plane.destroy = function () {
       if (observer) observer.disconnect();
+      if (printMedia && printMedia.removeEventListener) printMedia.removeEventListener("change", onPrintMedia);
       Object.keys(listeners).forEach(function (t) { figure.removeEventListener(t, listeners[t]); });
       figure.removeEventListener("touchstart", onTouch, { passive: false });
     };
