@@ -87,10 +87,35 @@ def contrast_ratio(rgb_a, rgb_b) -> float:
 
 
 def text_colour(background) -> str:
-    """``"black"`` or ``"white"``, whichever contrasts more with ``background`` (as render.js)."""
+    """``"black"`` or ``"white"``, whichever contrasts more with ``background`` (render.js gets the
+    same rule from :func:`colour_config`: dark text from the luminance :data:`DARK_TEXT_FROM` on)."""
     black = contrast_ratio(background, (0, 0, 0))
     white = contrast_ratio(background, (1, 1, 1))
     return "black" if black >= white else "white"
+
+
+#: The relative luminance at which black and white text contrast equally with a background
+#: ((L + 0.05) / 0.05 = 1.05 / (L + 0.05)): from it on, black contrasts more (:func:`text_colour`).
+DARK_TEXT_FROM = (0.05 * 1.05) ** 0.5 - 0.05
+
+
+@functools.lru_cache(maxsize=1)
+def colour_config() -> dict:
+    """The cells' colours for the lab's views (render.js), in the configs Python writes for them
+    (``attention_lab.web.lab_config``, ``attention_lab.shapes.shapes_config``): so the site's and
+    Jupyter's tables are coloured by matplotlib's own colormap, as the chapter's figures are.
+
+    ``lut``: :data:`CMAP`'s table, its ``N`` colours as ``rrggbb`` hex one after another, the bytes
+    matplotlib paints an image with (``cmap(i, bytes=True)``); a value at ``t`` of its scale
+    (clipped to [0, 1]) takes entry ``min(N - 1, floor(t·N))``, as matplotlib's lookup does.
+    ``text``: the contrast rule, the ink of each kind and the luminance from which the dark one
+    contrasts more (:data:`DARK_TEXT_FROM`, :func:`text_colour`)."""
+    import matplotlib as mpl
+
+    cmap = mpl.colormaps[CMAP]
+    lut = cmap(np.arange(cmap.N), bytes=True)[:, :3]
+    return {"cmap": CMAP, "lut": "".join("%02x%02x%02x" % tuple(int(c) for c in rgb) for rgb in lut),
+            "text": {"dark": "#000", "light": "#fff", "dark_from": DARK_TEXT_FROM}}
 
 
 def masked_cells(name: str, result: AttentionResult) -> np.ndarray:

@@ -35,6 +35,7 @@ from urllib.parse import quote
 from .core import BASELINE, TOKENS, general_attention, multi_head_attention
 from .worked import _fill, _sum_eq, factor, fmt, subscript, vec, worked_steps
 from .params import RANGES, _short, coerce as _coerce_2x2, parse_number
+from .plotting import colour_config
 from .web import START_SCRIPT, noscript, strings
 
 #: The shapes lab's files in load order (the 2x2 lab's app.js is not among them), as _config.yml lists them.
@@ -426,6 +427,7 @@ def shapes_config(state: dict | None = None) -> dict:
         "examples": EXAMPLES,
         "start": state or default_state(),
         "strings": strings(),
+        "colours": colour_config(),  # the cells' colormap and contrast rule (render.js reads them)
     }
 
 

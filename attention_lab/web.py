@@ -15,6 +15,7 @@ import numpy as np
 
 from .core import CONTRASTS
 from .params import D_K_POWERS, PARAM_NAMES, RANGES, coerce, default_params
+from .plotting import colour_config
 
 
 def strings() -> dict:
@@ -57,6 +58,7 @@ def lab_config(params: dict | None = None, row: int = 1) -> dict:
         "noted": noted,
         "row": int(row),
         "strings": strings(),
+        "colours": colour_config(),  # the cells' colormap and contrast rule (render.js reads them)
     }
 
 

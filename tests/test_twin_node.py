@@ -137,6 +137,7 @@ def node_eval(script: str) -> str:
 def test_cell_text_passes_wcag_aa_on_every_colour_of_every_scale():
     out = json.loads(node_eval("""
       const render = require("./attention_lab/static/attention-lab/render.js");
+      render.setColours(""" + json.dumps(lab_config()["colours"]) + """);
       let worst = Infinity;
       for (const name of Object.keys(render.SCALES)) {
         const [lo, hi] = render.SCALES[name];
@@ -148,6 +149,54 @@ def test_cell_text_passes_wcag_aa_on_every_colour_of_every_scale():
       console.log(JSON.stringify({worst, scales: render.SCALES}));"""))
     assert out["worst"] >= 4.5
     assert out["scales"]["A"] == [0, 1]  # shares: the whole range of a share
+
+
+def test_the_views_cells_take_matplotlibs_colours_and_text_colour_from_the_config(tmp_path):
+    """render.js colours a cell from the config's colours (attention_lab.plotting.colour_config), so
+    the site's and Jupyter's tables have exactly the colours matplotlib gives the chapter's figures
+    at the same value, and the same black or white text (plotting.text_colour); both configs carry them."""
+    import matplotlib as mpl
+    from matplotlib.colors import Normalize
+
+    from attention_lab.plotting import CMAP, SCALES, colour_config, text_colour
+    from attention_lab.shapes import shapes_config
+
+    colours = lab_config()["colours"]
+    assert colours == shapes_config()["colours"] == colour_config()
+    cmap = mpl.colormaps[CMAP]
+    # Each scale at 2001 even steps and beyond both ends, every colormap entry's edges, and the end
+    # values themselves (1.0 takes the last entry, as in matplotlib).
+    values = {name: sorted({*(lo + (hi - lo) * k / 2000 for k in range(-100, 2101)),
+                            *(lo + (hi - lo) * i / cmap.N for i in range(cmap.N + 1)), lo, hi})
+              for name, (lo, hi) in SCALES.items()}
+    given = tmp_path / "colours.json"
+    given.write_text(json.dumps({"colours": colours, "values": values}), encoding="utf-8")
+    got = json.loads(node_eval(f"""
+      const render = require("./attention_lab/static/attention-lab/render.js");
+      const given = JSON.parse(require("fs").readFileSync({json.dumps(str(given))}, "utf8"));
+      render.setColours(given.colours);
+      const values = given.values;
+      const out = {{}};
+      for (const name of Object.keys(values)) out[name] = values[name].map(v => {{
+        const rgb = render.cellColour(name, v);
+        return [rgb, render.textColour(rgb).colour];
+      }});
+      console.log(JSON.stringify(out));"""))
+    ink = {"black": colours["text"]["dark"], "white": colours["text"]["light"]}
+    for name, (lo, hi) in SCALES.items():
+        want_rgb = cmap(Normalize(lo, hi, clip=True)(values[name]), bytes=True)[:, :3].tolist()
+        got_rgb = [rgb for rgb, _ in got[name]]
+        assert got_rgb == want_rgb, name
+        want_ink = [ink[text_colour([c / 255 for c in rgb])] for rgb in want_rgb]
+        assert [t for _, t in got[name]] == want_ink, name
+
+
+def test_the_view_refuses_to_start_without_the_configs_colours():
+    # No copy of the colours in render.js: a driver that forgets to pass them is told so.
+    out = node_eval("""
+      const render = require("./attention_lab/static/attention-lab/render.js");
+      try { render.setColours(undefined); console.log("no error"); } catch (e) { console.log(e.message); }""")
+    assert "options.colours" in out and "colour_config" in out, out
 
 
 def test_typed_number_grammar_is_the_same_in_javascript_and_python():

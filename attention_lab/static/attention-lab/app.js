@@ -184,7 +184,7 @@
     copyBtn.addEventListener("keydown", function (e) { if (e.key === "Escape" && !linkBox.hidden) { e.preventDefault(); closeLink(); } });
 
     // ---------------------------------------------------------------- the view
-    this.view = render.mountView(root, { strings: s, ranges: config.ranges, controls: panel, core: core,
+    this.view = render.mountView(root, { strings: s, ranges: config.ranges, colours: config.colours, controls: panel, core: core,
       // The presenter's keys (presenterKeys) said beside 逐步: the projector page's own words, or the chapter's.
       keysHint: root.closest && root.closest("#f11-lab") ? tw.keys_hint_page : tw.keys_hint_embedded,
       // A point of the plane dragged (or moved with the arrow keys): that row of X, sliders and boxes too.

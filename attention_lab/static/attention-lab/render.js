@@ -61,11 +61,21 @@
 })(typeof window !== "undefined" ? window : null, function (global) {
   "use strict";
 
-  /** matplotlib's cividis sampled at 17 even stops; linear interpolation in between. */
-  var CIVIDIS = [
-    "00224e", "002e6a", "1a386f", "32436d", "434e6c", "535a6d", "61656f", "6f7073", "7d7c78",
-    "8c8878", "9b9476", "aba072", "bcae6c", "cdbb63", "dec958", "f0d846", "fee838"
-  ].map(function (h) { return [parseInt(h.slice(0, 2), 16), parseInt(h.slice(2, 4), 16), parseInt(h.slice(4, 6), 16)]; });
+  /** The cells' colours, from Python (attention_lab.plotting.colour_config, the config's "colours"):
+   *  matplotlib's colormap as its N colours (lut, "rrggbb" one after another) and the contrast rule
+   *  (text: dark and light ink, the luminance dark_from from which the dark ink contrasts more).
+   *  mountView sets them from options.colours; setColours for the pure functions on their own. */
+  var CIVIDIS = null, INK = null;
+  function setColours(colours) {
+    if (!colours || typeof colours.lut !== "string" || !colours.text) {
+      throw new Error("attention lab view: options.colours is missing (the config's \"colours\", from attention_lab.plotting.colour_config)");
+    }
+    CIVIDIS = [];
+    for (var k = 0; k + 6 <= colours.lut.length; k += 6) {
+      CIVIDIS.push([0, 2, 4].map(function (o) { return parseInt(colours.lut.slice(k + o, k + o + 2), 16); }));
+    }
+    INK = colours.text;
+  }
 
   /** One colour scale per kind of table, fixed (never rescaled on a change); values
    *  beyond the ends take the end colour (the legend says "≤"/"≥"). */
@@ -75,14 +85,11 @@
   var TABLE_NAMES = ["Q", "K", "V", "S", "A", "O"];
   var PARAM_TABLE = { Q: "Wq", K: "Wk", V: "Wv" };
 
-  /** t in [0, 1] -> [r, g, b] (integers 0..255). */
+  /** t in [0, 1] -> [r, g, b] (integers 0..255): the colormap's entry min(N - 1, floor(t·N)), as matplotlib looks it up. */
   function cividis(t) {
     if (!(t > 0)) t = 0;
     if (t > 1) t = 1;
-    var x = t * (CIVIDIS.length - 1);
-    var i = Math.min(CIVIDIS.length - 2, Math.floor(x));
-    var f = x - i, a = CIVIDIS[i], b = CIVIDIS[i + 1];
-    return [0, 1, 2].map(function (k) { return Math.round(a[k] + (b[k] - a[k]) * f); });
+    return CIVIDIS[Math.min(CIVIDIS.length - 1, Math.floor(t * CIVIDIS.length))].slice();
   }
 
   /** WCAG relative luminance of an sRGB colour [r, g, b] (0..255). */
@@ -94,12 +101,12 @@
     return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
   }
 
-  /** Text colour for a cell background: black or white, whichever contrasts more,
-   *  with the contrast ratio (>= 4.58 for every background, so WCAG AA holds). */
+  /** Text colour for a cell background by Python's contrast rule (INK: dark from the luminance
+   *  dark_from on, where it contrasts more), with the contrast ratio (>= 4.58 for every background). */
   function textColour(rgb) {
     var L = luminance(rgb);
     var white = 1.05 / (L + 0.05), black = (L + 0.05) / 0.05;
-    return white >= black ? { colour: "#fff", ratio: white } : { colour: "#000", ratio: black };
+    return L < INK.dark_from ? { colour: INK.light, ratio: white } : { colour: INK.dark, ratio: black };
   }
 
   /** Background [r, g, b] of a value in table `name` (fixed scale). */
@@ -865,6 +872,7 @@
     options = options || {};
     var core = options.core || (global && global.AttentionLabCore);
     if (!core) throw new Error("attention lab view: AttentionLabCore (attention.js) is not loaded");
+    setColours(options.colours);
     var strings = options.strings || {};
     var vs = strings.view || {}, tw = strings.twin || {}, labStr = strings.lab || {};
     var tokens = strings.tokens || core.TOKENS, keyTokens = tokens;  // query side, key side (cross)
@@ -1721,6 +1729,7 @@
   return {
     SCALES: SCALES,
     cividis: cividis,
+    setColours: setColours,
     luminance: luminance,
     textColour: textColour,
     cellColour: cellColour,

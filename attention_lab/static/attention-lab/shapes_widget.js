@@ -66,7 +66,7 @@ async function renderShapes({ model, el }) {
   };
 
   const view = render.mountView(container, {
-    strings: strings, core: core, shapeCaptions: true,
+    strings: strings, colours: config.colours, core: core, shapeCaptions: true,
     // The lab's box sets the layout: the view's own wrappers take no box (attention_lab.shapes_lab
     // CSS: S, A, O first, then the ipywidgets controls, then the rest of the view).
     measure: () => labBox() || container,

@@ -159,7 +159,7 @@ async function renderLab({ model, el }) {
   };
 
   const view = render.mountView(container, {
-    strings: strings, ranges: config.ranges, core: core,
+    strings: strings, ranges: config.ranges, colours: config.colours, core: core,
     // Hovering a Q/K/V cell marks the sliders it comes from (the controls carry dom_class names).
     findSources: sourcesIn(labBox),
     measure: () => labBox() || container, controlsBeside: true, wideAt: model.get("beside_px") || 560,
