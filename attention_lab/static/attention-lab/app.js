@@ -80,6 +80,13 @@
     if (!root.id) root.id = index === 1 ? "attention-lab" : "attention-lab-" + index;
     this.root = root;
     this.config = config;
+    // Listeners outside the lab's element (the document, the window), each with its remover:
+    // destroy() takes every one away.
+    var outs = this._outs = [];
+    var listenOut = this.listenOut = function (target, type, fn, opts) {
+      target.addEventListener(type, fn, opts);
+      outs.push(function () { target.removeEventListener(type, fn, opts); });
+    };
     this.first = index === 1;
     /** The single source of truth: every number on screen is recomputed from it. */
     this.state = { params: copyParams(config.start), row: config.row === 0 ? 0 : 1 };
@@ -179,6 +186,7 @@
     var closeLink = function () { linkBox.hidden = true; document.removeEventListener("pointerdown", outside, true); };
     var outside = function (e) { if (!linkBox.contains(e.target) && e.target !== copyBtn) closeLink(); };
     this._link.opened = function () { document.addEventListener("pointerdown", outside, true); };
+    outs.push(closeLink);
     linkClose.addEventListener("click", function () { closeLink(); copyBtn.focus(); });
     linkBox.addEventListener("keydown", function (e) { if (e.key === "Escape") { e.preventDefault(); closeLink(); copyBtn.focus(); } });
     copyBtn.addEventListener("keydown", function (e) { if (e.key === "Escape" && !linkBox.hidden) { e.preventDefault(); closeLink(); } });
@@ -203,15 +211,15 @@
     // change comes then too), the page is hidden or left (tab switch, reload, close).
     // While a pointer is held down (a drag, however slowly it goes) the address waits for it.
     var flush = function () { self.pressed = false; if (self.urlTimer) self.syncUrl(); self.view.settle(); };
-    document.addEventListener("pointerdown", function () { self.pressed = true; }, true);
-    document.addEventListener("pointerup", flush, true);
-    document.addEventListener("pointercancel", flush, true);
-    document.addEventListener("visibilitychange", flush);
-    window.addEventListener("pagehide", flush);
-    window.addEventListener("beforeprint", function () { self.showPrintLine(); });
+    listenOut(document, "pointerdown", function () { self.pressed = true; }, true);
+    listenOut(document, "pointerup", flush, true);
+    listenOut(document, "pointercancel", flush, true);
+    listenOut(document, "visibilitychange", flush);
+    listenOut(window, "pagehide", flush);
+    listenOut(window, "beforeprint", function () { self.showPrintLine(); });
     // When the page (or anything in it) last scrolled: a tap then stops a fling (FLING_MS).
     var scrolledAt = -Infinity;
-    document.addEventListener("scroll", function (e) { scrolledAt = e.timeStamp; }, { capture: true, passive: true });
+    listenOut(document, "scroll", function (e) { scrolledAt = e.timeStamp; }, { capture: true, passive: true });
 
     // One numeric control: a slider (data-param) plus a text box for exact typing.
     function numberControl(name, range, labelText, spoken) {
@@ -453,6 +461,21 @@
     return result;
   };
 
+  /** Take the lab away: every listener it added outside its element (document, window, the
+   *  presenter's keys), the view and what the lab put in its root; an address still waiting is
+   *  written first (as when the page is left).  The root can then be started anew (start). */
+  Lab.prototype.destroy = function () {
+    if (this.urlTimer) this.syncUrl();
+    this._outs.splice(0).forEach(function (off) { off(); });
+    this.view.destroy();
+    var root = this.root;
+    [].slice.call(root.childNodes).forEach(function (n) {
+      if (n.nodeType === 1 && (n.classList.contains("al-head") || n.hasAttribute("data-lab-print-params"))) root.removeChild(n);
+    });
+    root.classList.remove("al-lab");
+    if (root.__attentionLab === this) root.__attentionLab = null;
+  };
+
   /** On paper (no controls): X, Wq, Wk, Wv, d_k, the mask and what differs from the baseline. */
   Lab.prototype.showPrintLine = function () {
     var tw = this.config.strings.twin || {}, p = this.state.params, base = this.config.baseline || {};
@@ -559,11 +582,12 @@
     var lab = new Lab(root, config);
     root.__attentionLab = lab;
     lab.stopKeys = presenterKeys(lab);
+    lab._outs.push(lab.stopKeys);
     // On paper the ▲/▼ marks show every difference from the baseline, as the print line lists them.
     var paper = function () { lab.view.markFrom(lab.result ? core.attentionFromParams(config.baseline) : null); };
     var screen = function () { lab.view.markFrom(null); };
-    window.addEventListener("beforeprint", paper);
-    window.addEventListener("afterprint", screen);
+    lab.listenOut(window, "beforeprint", paper);
+    lab.listenOut(window, "afterprint", screen);
     var link = core.fromQuery(window.location.search, lab.state.params, lab.state.row,
       config.ranges, config.baseline, config.strings);
     // lab_config's notes on start values, then the link's; one note per value (none at a range end).
