@@ -147,10 +147,16 @@ def show_code_folded(summary: str, intro: str, *functions, css_class: str = "f11
 
     The cell that displays it needs ``mystnb: markdown_format: myst`` in its metadata: myst-nb
     renders text/markdown outputs as CommonMark unless told, and the dropdown is a directive.
+    In a notebook downloaded from the site (its first cell sets ``F11_MARKDOWN=plain``: Colab,
+    VS Code, a Jupyter without jupyterlab-myst) the box is an HTML ``<details>`` block instead.
     """
+    import os
+
     from IPython.display import Markdown
 
     blocks = "\n\n".join(_fenced(source_excerpt(f)) for f in functions)
+    if os.environ.get("F11_MARKDOWN") == "plain":
+        return Markdown(f"<details>\n<summary>{summary}</summary>\n\n{intro}\n\n{blocks}\n\n</details>\n")
     return Markdown(f":::{{dropdown}} {summary}\n:class-container: {css_class}\n\n{intro}\n\n{blocks}\n:::\n")
 
 

@@ -117,12 +117,111 @@ def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
                            notebook.cells[0].source, re.M)
         assert pinned, notebook.cells[0].source[:2000]
         assert subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", pinned.group(1) + "^{commit}"]).returncode == 0
-        assert [c.source for c in notebook.cells[1:]] == [c.source for c in source.cells]
+        # Then the .md's code cells, unchanged, in order (the Markdown is plain: see the test below).
+        assert [c.source for c in notebook.cells[1:] if c.cell_type == "code"] == \
+            [c.source for c in source.cells if c.cell_type == "code"]
         assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
         # The page header's "download .ipynb" gives this reader's notebook, not the build's copy.
         page = (built_site / "book" / f"{stem}.html").read_text("utf-8")
         assert f'href="../_notebooks/{stem}.ipynb"' in page and "_sources/book/" + stem + ".ipynb" not in page
 
+
+#: MyST syntax a plain Jupyter (Colab, VS Code, nbconvert) would show as raw text.
+MYST_LEFT = {
+    "a role ({eval}, {cite}, {ref}...)": re.compile(r"\{[a-z][a-z0-9-]*\}`"),
+    "a colon fence (:::)": re.compile(r"^\s*:::", re.M),
+    "a directive (```{...})": re.compile(r"^\s*```\s*\{", re.M),
+    "a target label ((label)=)": re.compile(r"^\s*\([A-Za-z0-9_.:-]+\)=\s*$", re.M),
+    "a directive option (:name: ...)": re.compile(r"^:[a-z-]+:", re.M),
+    "a link to a .md page": re.compile(r"\]\([^)\s]*\.md(#[^)]*)?\)"),
+}
+
+
+def _text(html: str) -> str:
+    """The visible text of an HTML page, whitespace collapsed (scripts and styles dropped)."""
+    import html as html_lib
+
+    html = re.sub(r"(?is)<(script|style)\b.*?</\1>", " ", html)
+    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", " ", html))).strip()
+
+
+@pytest.fixture(scope="module")
+def plain_notebooks(built_site, tmp_path_factory):
+    """The site's downloadable notebooks, each rendered by plain ``jupyter nbconvert --to html`` (no
+    MyST, no Jupytext: what Colab or any Jupyter shows): ``{stem: (notebook, html text, html)}``."""
+    import sys
+
+    import nbformat
+
+    folder = tmp_path_factory.mktemp("plain-notebooks")
+    stems = sorted(p.stem for p in (built_site / "_notebooks").glob("*.ipynb"))
+    for stem in stems:
+        (folder / f"{stem}.ipynb").write_bytes((built_site / "_notebooks" / f"{stem}.ipynb").read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html",
+                           *[f"{stem}.ipynb" for stem in stems]], cwd=folder, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, f"nbconvert could not render the downloaded notebooks:\n{proc.stderr[-4000:]}"
+    out = {}
+    for stem in stems:
+        html = (folder / f"{stem}.html").read_text("utf-8")
+        out[stem] = (nbformat.read(folder / f"{stem}.ipynb", as_version=4), _text(html), html)
+    return out
+
+
+def test_downloaded_notebooks_are_plain_jupyter_without_myst_syntax(plain_notebooks):
+    assert set(plain_notebooks) >= {"f11-attention", "lab", "shapes", "exercises"}
+    for stem, (notebook, _, _) in plain_notebooks.items():
+        assert "mystnb" not in notebook.metadata and "jupytext" not in notebook.metadata, stem
+        for n, cell in enumerate(notebook.cells):
+            if cell.cell_type != "markdown":
+                assert "mystnb" not in cell.metadata, f"{stem} cell {n}: MyST-NB metadata"
+                continue
+            # Inline code and code blocks may quote MyST as an example; the prose may not use it.
+            prose = re.sub(r"(?ms)^```[a-z]*\n.*?^```\s*$", "", cell.source)
+            prose = re.sub(r"(?<![}`])`[^`\n]+`", "", prose)
+            for what, pattern in MYST_LEFT.items():
+                found = pattern.search(prose)
+                assert not found, f"{stem}.ipynb cell {n} still has {what}: {found.group(0)!r}"
+
+
+def test_downloaded_notebooks_show_the_sites_numbers_captions_and_references(built_site, plain_notebooks):
+    """Rendered by plain nbconvert, each notebook's text has every number its site page shows for
+    an {eval}, in the same order, and the site's figure and table labels with their captions
+    (图 1 …, 表 1 …) and reference entries; every link inside a notebook or to a sibling lands."""
+    for stem, (_, text, html) in plain_notebooks.items():
+        page = (built_site / "book" / f"{stem}.html").read_text("utf-8")
+        shown = [_text(x) for x in re.findall(r'<span class="output text_plain">(.*?)</span>', page, re.S)]
+        evals = len(re.findall(r"\{eval\}`", (ROOT / "book" / f"{stem}.md").read_text("utf-8")))
+        assert len(shown) == evals, f"{stem}: the site page shows {len(shown)} numbers for {evals} {{eval}} roles"
+        at = 0
+        for k, number in enumerate(shown):
+            found = text.find(number, at)
+            assert found >= 0, f"{stem}.ipynb: the site's number {k} ({number}) is missing after {text[at - 80:at]!r}"
+            at = found + len(number)
+        captions = re.findall(r'<span class="caption-number">(.*?)</span><span class="caption-text">(.*?)</span>',
+                              page, re.S)
+        for number, caption in captions:
+            label = f"{_text(number)} {_text(caption)}"
+            assert label in text, f"{stem}.ipynb lacks the site's caption {label!r}"
+        entries = re.findall(r'<div class="citation"[^>]*>\s*<span class="label">(.*?)</span></span>.*?<p>(.*?)</p>',
+                             page, re.S)
+        if stem == "f11-attention":  # the chapter prints every work of references.bib; the others none
+            works = re.findall(r"^@\w+\{", (ROOT / "book" / "references.bib").read_text("utf-8"), re.M)
+            assert len(entries) == len(works) and len(captions) >= 7, (len(entries), len(captions))
+        for key, entry in entries:
+            key = _text(key).replace(" ", "")  # "[ VSP+17 ]" -> "[VSP+17]"
+            assert f"{key} {_text(entry)[:40]}" in text, f"{stem}.ipynb lacks the reference {key}"
+        ids = set(re.findall(r'\bid="([^"]+)"', html))
+        for href in re.findall(r'<a[^>]+href="([^"]+)"', html):
+            if href.startswith("#"):
+                assert href[1:] in ids, f"{stem}.ipynb links to {href}, which is not in it"
+            elif not re.match(r"[a-z]+:", href):
+                target, _, anchor = href.partition("#")
+                assert target.endswith(".ipynb") and target[:-6] in plain_notebooks, f"{stem}.ipynb: {href}"
+                other = plain_notebooks[target[:-6]][2]
+                assert not anchor or f'id="{anchor}"' in other, f"{stem}.ipynb: {href} lands nowhere"
+    chapter = plain_notebooks["f11-attention"][1]
+    assert "图 5" in chapter and "表 2" in chapter  # the chapter's five figures and two tables are numbered
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES + ["book/notation.html"])

@@ -123,6 +123,12 @@ def test_downloaded_notebooks_install_offline_and_run_in_a_plain_jupyter_venv(wh
     images = [o for c in chapter["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})
               or "image/svg+xml" in o.get("data", {})]
     assert images, "the chapter's figures were not drawn"
+    # What its cells display is plain Markdown too (a plain Jupyter has no MyST): the folded code box
+    # is an HTML <details>, not a {dropdown}.
+    shown = ["".join(o["data"]["text/markdown"]) for c in chapter["cells"] for o in c.get("outputs", [])
+             if "text/markdown" in o.get("data", {})]
+    assert shown and not [t for t in shown if re.search(r"^:::|\{[a-z-]+\}`", t, re.M)], shown
+    assert any(t.startswith("<details>") for t in shown)
     where = run_in(fresh_python, "import attention_lab; print(attention_lab.__file__)", tmp_path)
     assert str(fresh_python.parents[1]) in where.stdout, f"attention_lab came from elsewhere: {where.stdout}"
 

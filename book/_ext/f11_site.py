@@ -214,27 +214,39 @@ def install_cell(repository: str, files, needs=None) -> str:
                                needs=list(package_requirements() if needs is None else needs))
 
 
-def notebook_from_md(source, docname: str, repository: str, files=("attention_lab-0.1.0-py3-none-any.whl",)):
+#: Added to the install cell: the downloaded notebook's Jupyter reads plain Markdown, so the cells
+#: that display Markdown (attention_lab.notebook.show_code_folded) write no MyST there.
+PLAIN_MARKDOWN_LINE = ('\nimport os\n\nos.environ["F11_MARKDOWN"] = "plain"  '
+                       '# this Jupyter may have no MyST: cells display plain Markdown\n')
+
+
+def notebook_from_md(source, docname: str, repository: str, files=("attention_lab-0.1.0-py3-none-any.whl",),
+                     plain=None):
     """The .ipynb readers download for a MyST notebook page (without outputs).
 
-    The same cells as the .md, after a first cell that installs ``attention_lab`` when it is
+    The same code cells as the .md, after a first cell that installs ``attention_lab`` when it is
     missing: offline from ``files`` (wheel names the site ships beside the notebook), else
     online, with ``repository`` (a pip requirement) when the attention_lab wheel is not there.
+    With ``plain`` (an ``f11_plain.Context``: what the build resolved for this page) the
+    Markdown cells are plain Markdown, with the site's numbers, captions and references written
+    out (``f11_plain.plain_notebook``); without it they stay MyST.
     """
     import jupytext
     import nbformat
 
     notebook = jupytext.read(source)
-    # Opened as .ipynb, it must not ask to be paired with a .md that is not there.
-    # Nor carry the .md's save filters (they only say what Jupytext writes back into the .md).
-    for key in ("text_representation", "notebook_metadata_filter", "cell_metadata_filter"):
-        notebook.metadata.get("jupytext", {}).pop(key, None)
-    notebook.metadata.setdefault("jupytext", {})["notice"] = (
-        f"Generated from {docname}.md when the book was built; edit the .md, not this file."
-    )
-    install = nbformat.v4.new_code_cell(install_cell(repository, files))
+    # A plain .ipynb: no pairing with a .md that is not there, no Jupytext save filters (they only
+    # say what Jupytext writes back into the .md), no myst-nb settings.
+    notebook.metadata.pop("jupytext", None)
+    notebook.metadata["f11"] = {
+        "notice": f"Generated from {docname}.md when the book was built; edit the .md, not this file."}
+    install = nbformat.v4.new_code_cell(install_cell(repository, files) + PLAIN_MARKDOWN_LINE)
     install.metadata["tags"] = ["install-attention-lab"]
     notebook.cells.insert(0, install)
+    if plain is not None:
+        import f11_plain
+
+        notebook = f11_plain.plain_notebook(notebook, plain)
     return notebook
 
 
@@ -413,12 +425,24 @@ def write_ipynb(app, exc):
         files += dependency_wheels(out_dir)
     except RuntimeError as error:
         logging.getLogger(__name__).warning(str(error))
-    for docname in sorted(app.env.found_docs):
+    import f11_plain
+    from attention_lab.shapes import SITE_SHAPES_PAGE
+
+    def is_notebook(docname):
         source = Path(app.env.doc2path(docname))
         head = source.read_text("utf-8")[:600] if source.suffix == ".md" else ""
-        if not (head.startswith("---") and "jupytext:" in head and "kernelspec:" in head):
+        return head.startswith("---") and "jupytext:" in head and "kernelspec:" in head
+
+    notebooks = sorted(d for d in app.env.found_docs if is_notebook(d))
+    site = SITE_SHAPES_PAGE.rsplit("book/shapes.html", 1)[0]  # the book's GitHub Pages root
+    for docname in notebooks:
+        source = Path(app.env.doc2path(docname))
+        try:
+            plain = f11_plain.context_from_sphinx(app, docname, notebooks, site)
+            notebook = notebook_from_md(source, docname, repository, files, plain=plain)
+        except f11_plain.PlainError as error:  # never ship raw MyST to a plain Jupyter
+            logging.getLogger(__name__).warning(f"the downloaded {source.stem}.ipynb: {error}")
             continue
-        notebook = notebook_from_md(source, docname, repository, files)
         jupytext.write(notebook, out_dir / f"{source.stem}.ipynb", fmt="ipynb")
 
 
