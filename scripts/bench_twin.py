@@ -98,7 +98,7 @@ NAIVE_JS = """async (n) => {
     const t0 = performance.now();
     if (view) view.destroy();
     host.textContent = "";
-    view = AttentionLabRender.mountView(host, { strings: config.strings, ranges: config.ranges });
+    view = AttentionLabRender.mountView(host, { strings: config.strings, ranges: config.ranges, colours: config.colours });
     view.update({ params, result: AttentionLabCore.attentionFromParams(params), row: 1, notes: [] });
     times.push(performance.now() - t0);
     if (k % 50 === 49) await new Promise(requestAnimationFrame);

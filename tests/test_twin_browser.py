@@ -887,7 +887,7 @@ def test_view_drawn_from_python_json_shows_the_same_cells_and_text(lab_page):
         const host = document.createElement("div");
         document.body.appendChild(host);
         const config = document.querySelector("[data-attention-lab]").__attentionLab.config;
-        const view = AttentionLabRender.mountView(host, { strings: config.strings, ranges: config.ranges });
+        const view = AttentionLabRender.mountView(host, { strings: config.strings, ranges: config.ranges, colours: config.colours });
         view.update({ params, result, row: 0, notes: ["一条说明"] });
         const cells = {};
         for (const td of host.querySelectorAll("td[data-matrix]")) {
