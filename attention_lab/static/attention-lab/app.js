@@ -102,6 +102,7 @@
     head.appendChild(el("p", { "class": "al-title" }, labStr.title || ""));
     head.appendChild(el("p", { "class": "al-hint" }, labStr.hint || ""));
     root.appendChild(head);
+    this._head = head;
 
     // ---------------------------------------------------------------- controls
     var panel = el("div", { "class": "al-controls" });
@@ -469,9 +470,7 @@
     this._outs.splice(0).forEach(function (off) { off(); });
     this.view.destroy();
     var root = this.root;
-    [].slice.call(root.childNodes).forEach(function (n) {
-      if (n.nodeType === 1 && (n.classList.contains("al-head") || n.hasAttribute("data-lab-print-params"))) root.removeChild(n);
-    });
+    [this._head, this._printLine].forEach(function (n) { if (n.parentNode === root) root.removeChild(n); });
     root.classList.remove("al-lab");
     if (root.__attentionLab === this) root.__attentionLab = null;
   };

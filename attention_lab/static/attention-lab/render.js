@@ -446,10 +446,8 @@
     function onPrintMedia() {
       var changed = false;
       Object.keys(panels).forEach(function (n) {
-        var p = panels[n], cs = getComputedStyle(p.svg), b = p.svg.getBoundingClientRect();
-        var padX = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + parseFloat(cs.borderLeftWidth) + parseFloat(cs.borderRightWidth);
-        var padY = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom) + parseFloat(cs.borderTopWidth) + parseFloat(cs.borderBottomWidth);
-        if (sized(p, b.width - (padX || 0), b.height - (padY || 0))) changed = true;
+        var b = panels[n].svg.getBoundingClientRect();  // no padding or border (lab.css)
+        if (sized(panels[n], b.width, b.height)) changed = true;
       });
       if (changed) redrawSized();
     }
