@@ -56,19 +56,81 @@ def random_value(rng, name):
     return round(r.min + k * r.step, 10)
 
 
+#: The view's side, as widget.js computes it in the browser from what the kernel sends: each control's
+#: value from its model's wire state (coerced and rounded as widget.js params() does: attention.js
+#: coerce, jupyter_glue.rounded), the row from the row toggle's index, the tables by attention.js, the
+#: notes from the view's kernel_notes and attention.js messages (widget.js notes(), nothing typed).
+#: One node process for the module, a JSON line in and out per look.
+VIEW_SCRIPT = r"""
+const core = require(process.argv[1]);
+const rounded = (v) => (typeof v === "number" && isFinite(v) ? Number(v.toFixed(10)) : v);
+const table = (t) => t.map((r) => r.map((v) => (v === -Infinity ? null : v)));
+require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const { config, values, index, kernel_notes } = JSON.parse(line);
+  const p = {};
+  config.names.forEach((name) => {
+    const raw = name in values ? values[name] : config.start[name];
+    p[name] = rounded(core.coerce(name, raw, config.ranges, config.baseline, undefined).value);
+  });
+  const r = core.attentionFromParams(p);
+  const result = {};
+  ["Q", "K", "V", "S", "A", "O"].forEach((n) => { result[n] = table(r[n]); });
+  const out = [], noted = [];
+  kernel_notes.forEach((n) => {
+    if (n.name === null || n.name === undefined) { out.push(n.text); return; }
+    if (p[n.name] !== n.value) return;
+    out.push(n.text); noted.push(n.name);
+  });
+  const notes = out.concat(core.messages(p, config.ranges, config.strings.lab || {}, noted));
+  process.stdout.write(JSON.stringify({ params: p, row: index === 0 ? 0 : 1, result, d_k: r.d_k, notes }) + "\n");
+});
+"""
+_view = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _view_process():
+    yield
+    proc = _view.pop("proc", None)
+    if proc is not None:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def view_shows(lab) -> dict:
+    """What the lab's view shows now, worked out from what reaches the browser (the controls' models'
+    wire state, the view's config and kernel_notes), not from the kernel's own state."""
+    if "proc" not in _view:
+        node = shutil.which("node")
+        if node is None:
+            pytest.fail("node not found: run scripts/test.sh, which installs Node.js")
+        _view["proc"] = subprocess.Popen([node, "-e", VIEW_SCRIPT, str(STATIC / "attention.js")], cwd=ROOT,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8")
+    proc = _view["proc"]
+    wire = {name: w.get_state() for name, w in lab.view.controls.items()}
+    message = {"config": lab.view.config, "kernel_notes": lab.view.get_state()["kernel_notes"],
+               "values": {name: st["value"] for name, st in wire.items() if name != "row"},
+               "index": wire["row"]["index"]}
+    proc.stdin.write(json.dumps(message, allow_nan=False) + "\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
 def assert_view_shows(lab, expected):
-    """What the lab says the view shows carries exactly the core's tables (masked cells as None)."""
-    state = lab.state
-    assert state["params"] == lab.params and state["row"] == lab.row
-    json.dumps(state, allow_nan=False)  # it must travel as plain JSON
+    """The view, reading what the kernel sends (view_shows), shows exactly the core's tables for
+    ``expected`` (computed from the values the test set, not through the lab), and the kernel's
+    own result, row and notes are the same as the view's."""
+    shown = view_shows(lab)
     for name in ("Q", "K", "V", "S", "A", "O"):
         want = getattr(expected, name)
-        np.testing.assert_allclose(getattr(lab.result, name), want, rtol=0, atol=1e-12)
-        got = np.array([[-np.inf if v is None else v for v in row] for row in state["result"][name]])
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
-    assert state["result"]["d_k"] == expected.d_k
-    assert state["notes"] == lab.notes
-    assert not any("nan" in n.lower() and "没有采用" not in n for n in state["notes"])
+        got = np.array([[-np.inf if v is None else v for v in row] for row in shown["result"][name]])
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=f"the view's {name}")
+        np.testing.assert_allclose(getattr(lab.result, name), want, rtol=0, atol=1e-12, err_msg=f"the kernel's {name}")
+    assert shown["d_k"] == expected.d_k == lab.result.d_k
+    assert shown["params"] == lab.params and shown["row"] == lab.row
+    assert shown["notes"] == lab.notes
+    json.dumps(lab.state, allow_nan=False)  # the kernel's state still travels as plain JSON
+    assert not any("nan" in n.lower() and "没有采用" not in n for n in shown["notes"])
 
 
 def test_controls_are_named_as_the_contract_says(lab):

@@ -24,6 +24,7 @@ from attention_lab.web import START_SCRIPT, TWIN_CSS, TWIN_JS, lab_config, lab_h
 ROOT = Path(__file__).resolve().parents[1]
 STATIC = ROOT / "attention_lab" / "static" / "attention-lab"
 sys.path.insert(0, str(ROOT / "scripts"))
+import make_shape_vectors  # noqa: E402
 import make_vectors  # noqa: E402
 
 
@@ -34,7 +35,14 @@ def vectors_file(tmp_path_factory) -> Path:
     return path
 
 
-def test_javascript_twin_passes_its_node_tests(vectors_file):
+@pytest.fixture(scope="module")
+def shape_vectors_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("shapes") / "shape_vectors.json"
+    path.write_text(json.dumps(make_shape_vectors.document(), ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_javascript_twin_passes_its_node_tests(vectors_file, shape_vectors_file):
     node = shutil.which("node")
     if node is None:
         pytest.fail("node not found: run scripts/test.sh, which installs Node.js")
@@ -42,7 +50,10 @@ def test_javascript_twin_passes_its_node_tests(vectors_file):
     files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "tests" / "js").glob("*.test.cjs"))
     # TAP explicitly: newer Node prints its "spec" report by default, without "# pass N".
     proc = subprocess.run([node, "--test", "--test-reporter=tap", *files], cwd=ROOT, capture_output=True, text=True,
-                          env={"ATTENTION_VECTORS": str(vectors_file), "PATH": "/usr/bin:/bin"}, timeout=300)
+                          # Both vector files made here, and this Python for anything else a test runs:
+                          # nothing of the checkout's own .venv (VENV may be anywhere, README).
+                          env={"ATTENTION_VECTORS": str(vectors_file), "SHAPE_VECTORS": str(shape_vectors_file),
+                               "PYTHON": sys.executable, "PATH": "/usr/bin:/bin"}, timeout=300)
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"node --test failed:\n{report[-8000:]}"
     passed = re.search(r"^# pass (\d+)", report, re.M)
