@@ -32,26 +32,33 @@ new PerformanceObserver((list) => {
 """
 
 
+# Prepended to the held script: the root's height at the last moment before the lab mounts
+# (the lab may mount while the page is still parsing, when its script comes after the root).
+MEASURE = ("(function(){var r=document.querySelector('[data-attention-lab]');"
+           "if(window.__room===undefined&&r&&!r.classList.contains('al-lab'))"
+           "window.__room=r.getBoundingClientRect().height;})();\n")
+
+
 def _load_with_late_lab(new_page, site_url, address, width, height):
     rec = new_page(width=width, height=height, fresh=True)  # a first visit: nothing cached
     page = rec.page
     page.add_init_script(SHIFTS)
 
     def hold(route):
+        response = route.fetch()
         page.wait_for_timeout(HOLD_MS)
-        route.continue_()
+        # The page is surely drawn with the lab's empty root before the lab's script runs.
+        page.wait_for_function("() => !!document.querySelector('[data-attention-lab]')", timeout=30_000)
+        route.fulfill(response=response, body=MEASURE + response.text())
 
     page.route("**/attention-lab/app.js*", hold)
     page.route("**/attention-lab/shapes.js*", hold)
     page.goto(f"{site_url}/{address}", wait_until="commit")
-    room = page.wait_for_function(
-        "() => { const r = document.querySelector('[data-attention-lab]');"
-        " return r && !r.classList.contains('al-lab') && document.body && document.readyState !== 'loading'"
-        " ? r.getBoundingClientRect().height : 0; }")
-    room = room.json_value()
     page.wait_for_selector('[data-attention-lab][data-lab-ready="true"]', state="attached", timeout=30_000)
     page.wait_for_load_state("load")
     page.wait_for_timeout(500)
+    room = page.evaluate("window.__room")
+    assert room is not None, f"{address}: the lab was mounted before its script ran (no empty root was measured)"
     return page, room
 
 
