@@ -226,7 +226,7 @@ def _fences(text: str, start: int) -> tuple:
     found: list[Fence] = []
 
     def walk(chunk: list[str], offset: int) -> None:
-        for tok in _MARKDOWN.parse("\n".join(chunk)):
+        for tok in _block_tokens("\n".join(chunk)):
             if tok.type != "fence" or tok.map is None:
                 continue
             a, b = tok.map  # chunk[a] is the opening fence; b is one past the block
@@ -242,6 +242,13 @@ def _fences(text: str, start: int) -> tuple:
     lines = text.split("\n")
     walk(lines[start:], start)
     return tuple(sorted(found, key=lambda f: f.lines[0]))
+
+
+@lru_cache(maxsize=64)
+def _block_tokens(text: str) -> tuple:
+    """markdown-it's block tokens of ``text``, parsed once (the fences and the list numbering read the
+    same parse: a mutated page of the test harness is parsed once, not three times)."""
+    return tuple(_MARKDOWN.parse(text))
 
 
 def blocks(lines: list[str], start: int):
@@ -1043,12 +1050,14 @@ def check_numbering(page: Page, questions: dict, report: Report) -> None:
     """Ordered lists count 1, 2, 3 ... (markdown-it's tokens; a list that starts elsewhere, or an item
     numbered out of turn, is a typo the reader sees, or an answer paired with the wrong question),
     and the self-check questions are **1.** ... **N.** in order."""
-    for fence_text, offset in [(page.text, 0)] + [("\n".join(t for _, t in f.body), f.body[0][0] - 1)
-                                                  for f in fences(page.text.splitlines()) if f.body
+    lines = page.text.splitlines()
+    start = split_front_matter(lines)
+    for fence_text, offset in [("\n".join(lines[start:]), start)] + [("\n".join(t for _, t in f.body), f.body[0][0] - 1)
+                                                  for f in fences(lines, start) if f.body
                                                   and f.info.startswith(("{dropdown}", "{note}", "{warning}",
                                                                          "{admonition}"))]:
         stack = []
-        for tok in _MARKDOWN.parse(fence_text):
+        for tok in _block_tokens(fence_text):
             if tok.type == "ordered_list_open":
                 stack.append(0)
             elif tok.type == "ordered_list_close":
