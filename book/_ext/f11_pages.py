@@ -32,12 +32,6 @@ After the build, on the written files (no hook reaches them):
   written by the notebook run (:func:`image_sizes`).
 * **One light stylesheet.** The theme's seven stylesheets become one, cut to the rules the
   final pages can use (``f11_css``: 480 KB -> about 125 KB); it needs every page's final markup.
-* **Sections far from the screen cost nothing** (:func:`lazy_sections`): every section without
-  a lab gets the class ``f11-lazy`` and an estimate of its height; ``_static/f11-site.css``
-  gives those ``content-visibility: auto``, and a small script at the top of ``<head>``
-  (``LAZY_GUARD``, from :func:`page_assets`) turns that off before any jump to a place on the
-  page (a link with ``#``, back and forward, a reload), so every jump lands where it would
-  without it.  Docutils writes the sections; which hold a lab is known only in the final page.
 * **Root page.** ``index.html`` at the site root (a redirect to the first page) gets
   ``lang``, a title and a visible link.
 """
@@ -210,116 +204,9 @@ def image_sizes(page: str, html_file: Path) -> str:
     return _IMG_SVG.sub(sized, page)
 
 
-_SECTION_TAG = re.compile(r"<section\b[^>]*>|</section>")
-_LAB_MARK = re.compile(r"\bdata-(?:attention|shapes)-lab\b")
-
-
-def lazy_sections(page: str) -> str:
-    """Every section below the page's title that holds no lab gets ``class="f11-lazy"`` and
-    ``style="contain-intrinsic-size: auto Npx"``, N a rough height for a 700 px column (its text,
-    code lines, display formulas and figures), the room a skipped section keeps until it is drawn
-    (then the browser remembers its real height: ``auto``).  Not a lab's section: ``content-visibility``
-    contains paint, and the lab's sticky results and explanations reach past the section's edge."""
-    opens, spans, stack = {}, [], []
-    for m in _SECTION_TAG.finditer(page):
-        if m.group(0) == "</section>":
-            if stack:
-                start, depth = stack.pop()
-                spans.append((start, m.end(), depth))
-        else:
-            stack.append((m.start(), len(stack)))
-    for start, end, depth in spans:
-        body = page[start:end]
-        if depth == 0 or _LAB_MARK.search(body):
-            continue
-        opens[start] = _section_height(body)
-    if not opens:
-        return page
-    out, last = [], 0
-    for m in _SECTION_TAG.finditer(page):
-        if m.start() not in opens:
-            continue
-        tag = m.group(0)
-        if re.search(r'\bclass="', tag):
-            tag = re.sub(r'\bclass="', 'class="f11-lazy ', tag, count=1)
-        else:
-            tag = tag[:-1] + ' class="f11-lazy">'
-        tag = tag[:-1] + f' style="contain-intrinsic-size: auto {opens[m.start()]}px">'
-        out += [page[last:m.start()], tag]
-        last = m.end()
-    out.append(page[last:])
-    return "".join(out)
-
-
-def _section_height(body: str) -> int:
-    """A rough height (px) of a section's content in a 700 px column: about 40 CJK characters a
-    line of 30 px, 21 px a code line, 60 px a display formula, each figure as wide as the column."""
-    code = sum(block.count("\n") + 1 for block in re.findall(r"<pre\b.*?</pre>", body, re.S))
-    display = body.count('display="block"')
-    figures = 0
-    for w, h in re.findall(r'<img\b[^>]*?\bwidth="(\d+)"[^>]*?\bheight="(\d+)"', body):
-        figures += int(h) * min(1.0, 700 / max(1, int(w)))
-    text = re.sub(r"<pre\b.*?</pre>|<math\b.*?</math>|<[^>]+>", "", body, flags=re.S)
-    blocks = len(re.findall(r"<(?:p|li|h[1-6]|tr|summary)\b", body))
-    height = len(" ".join(text.split())) / 40 * 30 + blocks * 12 + code * 21 + display * 60 + figures
-    return max(100, int(round(height, -1)))
-
-
 _SRC = re.compile(r'\bsrc="([^"]+)"')
 #: Sphinx's search tools: loaded by search.html's own template only (see _templates/layout.html).
 _SEARCH_ONLY = ("_static/searchtools.js", "_static/language_data.js")
-
-
-#: content-visibility: auto (f11-site.css, section.f11-lazy) lets a phone skip the style and layout
-#: of sections far from the screen (on the chapter, its first layout: about 1.1 s at 4x CPU); a
-#: skipped section is only an estimate of its height.  A jump to a place on the page, made from
-#: those estimates, would land off its target, so before any jump every section is drawn again
-#: (html.f11-cv-off): a load with #fragment, a reload or back/forward (the browser restores a
-#: scroll offset), a click on a link to this page's #fragment (capture phase, before the browser
-#: scrolls) and any other fragment change (then the target is scrolled to again).
-LAZY_GUARD = (
-    "<script>/* sections far from the screen skipped (f11-site.css), never under a jump */"
-    "(function(){var d=document.documentElement,n=performance.getEntriesByType&&performance.getEntriesByType(\"navigation\")[0];"
-    "function off(){d.classList.add(\"f11-cv-off\");if(wait)wait.forEach(function(e){f11Scrollable(e)})}"
-    "if(location.hash||(n&&n.type!==\"navigate\"))off();"
-    "document.addEventListener(\"click\",function(e){var a=e.target.closest&&e.target.closest(\"a[href*='#']\");"
-    "if(a&&a.hash&&a.pathname===location.pathname&&a.search===location.search)off()},true);"
-    "addEventListener(\"hashchange\",function(){if(d.classList.contains(\"f11-cv-off\"))return;off();"
-    "var t=document.getElementById(decodeURIComponent(location.hash.slice(1)));if(t)t.scrollIntoView()});"
-    # The theme's check of which boxes scroll (THEME_SCROLL_CHECK): a box in a skipped section is
-    # measured when its section is drawn (reading its scrollWidth now would lay the section out),
-    # reachable with Tab until then.
-    "var wait=new Set(),seen=new Set(),skip=new Set();window.f11Scrollable=function(e){"
-    "for(var s=e.closest(\"section.f11-lazy\");s&&!d.classList.contains(\"f11-cv-off\");s=s.parentNode.closest(\"section.f11-lazy\"))"
-    "if(skip.has(s)||!seen.has(s)){if(!e.hasAttribute(\"tabindex\"))e.tabIndex=0;wait.add(e);return}"
-    "wait.delete(e);e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeight?0:-1};"
-    "document.addEventListener(\"contentvisibilityautostatechange\",function(v){var s=v.target;seen.add(s);"
-    "if(v.skipped){skip.add(s);return}skip.delete(s);"
-    "wait.forEach(function(e){if(s.contains(e))f11Scrollable(e)})},true)})();</script>")
-
-#: pydata-sphinx-theme.js sets each code block's, output's and wide table's tabIndex from its
-#: scrollWidth (scrollable: reachable with Tab; axe's scrollable-region-focusable), at start and
-#: after every change under #main-content.  Read in a skipped section, scrollWidth lays that section
-#: out: on the chapter the check laid out all of them, one by one (190 ms on a desktop CPU).  The
-#: patched check asks LAZY_GUARD's f11Scrollable first.
-THEME_JS = "_static/scripts/pydata-sphinx-theme.js"
-THEME_SCROLL_CHECK = "e.tabIndex=e.scrollWidth>e.clientWidth||e.scrollHeight>e.clientHeight?0:-1"
-
-
-def defer_scroll_checks(outdir: Path) -> None:
-    """The theme's scroll check (THEME_SCROLL_CHECK) hands skipped sections' boxes to f11Scrollable.
-    A theme whose script no longer holds the check is a build warning (-W: the build fails)."""
-    script = outdir / THEME_JS
-    if not script.is_file():
-        return
-    text = script.read_text("utf-8")
-    if "window.f11Scrollable" in text:
-        return
-    if text.count(THEME_SCROLL_CHECK) != 1:
-        logger.warning("f11_pages: %s no longer sets tabIndex with %r; update THEME_SCROLL_CHECK, or the "
-                       "chapter's skipped sections are laid out by the theme's script", THEME_JS, THEME_SCROLL_CHECK)
-        return
-    script.write_text(text.replace(THEME_SCROLL_CHECK, "window.f11Scrollable?window.f11Scrollable(e):" + THEME_SCROLL_CHECK), "utf-8")
 
 
 def page_assets(app, pagename, templatename, context, doctree):
@@ -380,8 +267,6 @@ def page_assets(app, pagename, templatename, context, doctree):
         first.insert(0, "<script>/* the lab's own scripts first, in order, blocked by nothing else */"
                         f"[{listed}].forEach(function(s){{var e=document.createElement(\"script\");"
                         "e.src=s;e.async=false;e.fetchPriority=\"high\";document.head.appendChild(e);});</script>")
-    if "<section" in body:
-        first.insert(0, LAZY_GUARD)
     context["f11_first_scripts"] = "\n" + "\n".join(first) + "\n"
     context["f11_scripts"] = "\n    " + "\n    ".join(later) + "\n"
     css = context.get("css_files")
@@ -479,7 +364,6 @@ def finish_pages(app, exc):
         new = accessible(new)
         new = notebook_download(new, html_file, outdir)
         new = image_sizes(new, html_file)
-        new = lazy_sections(new)
         # sphinx-thebe's global for a kernel name: thebe is off, nothing reads it.
         new = re.sub(r"<script>kernelName = '[^']*'</script>\s*", "", new)
         if new != page:
@@ -490,7 +374,6 @@ def finish_pages(app, exc):
     # The Jupyter drivers of the lab views come with the package's static folder; no page loads them.
     for name in ("jupyter_glue.js", "widget.js", "shapes_widget.js"):
         (outdir / "_static" / "attention-lab" / name).unlink(missing_ok=True)
-    defer_scroll_checks(outdir)
     # Last: the pages' final markup decides which theme rules can match.
     bundle_theme_css(outdir)
 
