@@ -162,3 +162,41 @@ def show_code_folded(summary: str, intro: str, *functions, css_class: str = "f11
 
 __all__ = ["FORMATS", "IN_BOOK_TOOLS", "Shown", "glue", "show_code", "show_code_folded", "shown_texts",
            "source_excerpt"]
+
+
+def _figures(path) -> list[dict]:
+    """The numbered figures of a MyST notebook, in order: each code cell's ``mystnb.figure`` with a caption
+    (Sphinx's numfig numbers exactly those, 1, 2, ... per page)."""
+    import jupytext
+
+    notebook = jupytext.read(path)
+    return [cell.metadata["mystnb"]["figure"] for cell in notebook.cells
+            if cell.cell_type == "code" and (cell.metadata.get("mystnb") or {}).get("figure", {}).get("caption")]
+
+
+def figure_caption(name: str, page: str = "f11-attention.md"):
+    """The caption the site writes under figure ``name`` (``图 2 …``), as Markdown for a hidden cell after it.
+
+    jupyterlab-myst shows no caption for a figure a code cell draws (jupyterlab-myst issue 176), so in
+    Jupyter a cell tagged ``remove-cell`` (the site has the caption already) displays this one, read
+    from the figure cell's own ``mystnb.figure`` metadata in the page's source and numbered as the
+    site numbers it: never typed twice.  ``page`` is found beside the running notebook (Jupyter and
+    the build run it in ``book/``), else in the checkout's ``book/``.
+    """
+    from pathlib import Path
+
+    from IPython.display import Markdown
+
+    from .strings import text
+
+    path = Path(page)
+    if not path.is_file():
+        path = Path(__file__).resolve().parents[1] / "book" / page
+    if not path.is_file():
+        raise FileNotFoundError(f"figure_caption: the caption of {name} is read from {page}, "
+                                f"which is neither in {Path.cwd()} nor in {path.parent}")
+    for number, figure in enumerate(_figures(path), 1):
+        if figure.get("name") == name:
+            caption = " ".join(str(figure["caption"]).split())
+            return Markdown(f"**{text('figures.caption_number', n=number)}** {caption}")
+    raise KeyError(f"figure_caption: {path} has no numbered figure named {name!r}")

@@ -198,6 +198,27 @@ def test_chapter_shows_the_numbers_the_core_computes(room):
         assert shown in text, f"{room['app']}: {shown} is not in the chapter's markdown"
 
 
+def test_figures_carry_the_sites_captions(room, monkeypatch):
+    """Under each figure the chapter's hidden figure_caption cell shows the site's caption (图 1 …), which
+    jupyterlab-myst does not draw for a code cell's figure (tests/test_site.py compares them with the site)."""
+    from attention_lab.notebook import figure_caption
+
+    monkeypatch.chdir(ROOT / "book")
+    names = re.findall(r'^figure_caption\("([\w-]+)"\)', (ROOT / PAGES[0]).read_text("utf-8"), re.M)
+    shown = [" ".join(o["text"].split()) for o in room[PAGES[0]]["outputs"]]
+    captions = [" ".join(figure_caption(name).data.replace("**", "").split()) for name in names]
+    assert len(captions) >= 5 and [c for c in captions if c in shown] == captions, (
+        f"{room['app']}: the captions shown are {[t for t in shown if t.startswith('图')]}")
+
+
+@pytest.mark.xfail(strict=True, reason="jupyterlab-myst 2.7 writes its own English 'Table 1' before a {list-table} "
+                   "caption (the site: 表 1); not fixed yet (issue 27). Strict: passes once it is, and then must lose this mark")
+def test_tables_and_figures_are_labelled_in_chinese_as_on_the_site(room):
+    text = room[PAGES[0]]["text"]
+    english = sorted(set(re.findall(r"\b(?:Table|Figure|Fig\.)\s*\d+", text)))
+    assert not english, f"{room['app']}: the chapter labels {english} where the site writes 表 / 图"
+
+
 def test_lab_page_shows_the_experiments_numbers(room):
     text = room["book/lab.md"]["text"]
     cases = lab_experiments()

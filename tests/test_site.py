@@ -117,9 +117,12 @@ def test_ipynb_versions_are_generated_from_the_md_and_linked(built_site):
                            notebook.cells[0].source, re.M)
         assert pinned, notebook.cells[0].source[:2000]
         assert subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", pinned.group(1) + "^{commit}"]).returncode == 0
-        # Then the .md's code cells, unchanged, in order (the Markdown is plain: see the test below).
+        # Then the .md's code cells, unchanged, in order (the Markdown is plain: see the test below), but
+        # for the live notebook's figure captions (f11-jupyter-only): a Markdown caption cell instead.
         assert [c.source for c in notebook.cells[1:] if c.cell_type == "code"] == \
-            [c.source for c in source.cells if c.cell_type == "code"]
+            [c.source for c in source.cells if c.cell_type == "code"
+             and "f11-jupyter-only" not in c.metadata.get("tags", [])]
+        assert not any("f11-jupyter-only" in c.metadata.get("tags", []) for c in notebook.cells)
         assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
         # The page header's "download .ipynb" gives this reader's notebook, not the build's copy.
         page = (built_site / "book" / f"{stem}.html").read_text("utf-8")
@@ -202,7 +205,7 @@ def test_downloaded_notebooks_show_the_sites_numbers_captions_and_references(bui
                               page, re.S)
         for number, caption in captions:
             label = f"{_text(number)} {_text(caption)}"
-            assert label in text, f"{stem}.ipynb lacks the site's caption {label!r}"
+            assert text.count(label) == 1, f"{stem}.ipynb shows the site's caption {label!r} {text.count(label)} times"
         entries = re.findall(r'<div class="citation"[^>]*>\s*<span class="label">(.*?)</span></span>.*?<p>(.*?)</p>',
                              page, re.S)
         if stem == "f11-attention":  # the chapter prints every work of references.bib; the others none
@@ -222,6 +225,25 @@ def test_downloaded_notebooks_show_the_sites_numbers_captions_and_references(bui
                 assert not anchor or f'id="{anchor}"' in other, f"{stem}.ipynb: {href} lands nowhere"
     chapter = plain_notebooks["f11-attention"][1]
     assert "图 5" in chapter and "表 2" in chapter  # the chapter's five figures and two tables are numbered
+
+
+def test_the_captions_jupyter_shows_under_figures_are_the_sites(built_site, monkeypatch):
+    """jupyterlab-myst draws no caption under a code cell's figure; the chapter's hidden figure_caption
+    cells (removed on the site) show them in Jupyter: the same number and words as the site's, for
+    every numbered figure, in order."""
+    from attention_lab.notebook import figure_caption
+
+    monkeypatch.chdir(ROOT / "book")
+    page = (built_site / "book" / "f11-attention.html").read_text("utf-8")
+    site = [f"{_text(n)} {_text(c)}" for n, c in re.findall(
+        r'<figcaption>\s*<p><span class="caption-number">(.*?)</span><span class="caption-text">(.*?)</span>', page, re.S)]
+    source = (ROOT / "book" / "f11-attention.md").read_text("utf-8")
+    names = re.findall(r'^figure_caption\("([\w-]+)"\)', source, re.M)
+    assert len(site) >= 5 and names == re.findall(r"^    name: (fig-[\w-]+)$", source, re.M), (site, names)
+    shown = [" ".join(figure_caption(name).data.replace("**", "").split()) for name in names]
+    assert shown == [" ".join(x.split()) for x in site]
+    assert "f11-jupyter-only" not in page and "figure_caption" not in page  # removed on the site
+
 
 @pytest.mark.browser
 @pytest.mark.parametrize("page", PAGES + ["book/notation.html"])

@@ -224,7 +224,7 @@ def notebook_from_md(source, docname: str, repository: str, files=("attention_la
                      plain=None):
     """The .ipynb readers download for a MyST notebook page (without outputs).
 
-    The same code cells as the .md, after a first cell that installs ``attention_lab`` when it is
+    The same code cells as the .md (less those tagged ``f11-jupyter-only``), after a first cell that installs ``attention_lab`` when it is
     missing: offline from ``files`` (wheel names the site ships beside the notebook), else
     online, with ``repository`` (a pip requirement) when the attention_lab wheel is not there.
     With ``plain`` (an ``f11_plain.Context``: what the build resolved for this page) the
@@ -240,6 +240,9 @@ def notebook_from_md(source, docname: str, repository: str, files=("attention_la
     notebook.metadata.pop("jupytext", None)
     notebook.metadata["f11"] = {
         "notice": f"Generated from {docname}.md when the book was built; edit the .md, not this file."}
+    # A live notebook's stand-ins for what the site draws (figure_caption, tagged f11-jupyter-only) need
+    # the book's .md beside them; a downloaded notebook has the captions written out instead (f11_plain).
+    notebook.cells = [c for c in notebook.cells if "f11-jupyter-only" not in c.metadata.get("tags", [])]
     install = nbformat.v4.new_code_cell(install_cell(repository, files) + PLAIN_MARKDOWN_LINE)
     install.metadata["tags"] = ["install-attention-lab"]
     notebook.cells.insert(0, install)
