@@ -295,14 +295,6 @@
       if (self.stepping) self.show();
     }).observe(root, { attributes: true, attributeFilter: ["data-step"] });
   }
-  /** The view's layout changed (render.js's onLayout, called before it reads the results' height):
-   *  the strip's width read again under it and the strip fitted now, in the same frame. */
-  StripFitter.prototype.relayout = function () {
-    if (!this.args) return;
-    if (this.frame) { cancelAnimationFrame(this.frame); this.frame = 0; }
-    this.width = 0;
-    this.fit.apply(this, this.args);
-  };
   /** The results whole on the screen (after the step-through starts), when they fit there. */
   StripFitter.prototype.show = function () {
     var results = this.root.querySelector(".al-results");
@@ -330,11 +322,8 @@
       this.width = 0;
       if (this.observer) this.observer.observe(sao);
     }
-    var layout = root.getAttribute("data-layout");
-    // No layout yet (the first redraw at mount): the view's first ResizeObserver call picks one,
-    // and relayout() fits the strip then; sized now, the page would be laid out once for nothing.
-    if (!layout && this.observer) return null;
     if (!this.width) this.width = sao.clientWidth;  // once; then the observer's
+    var layout = root.getAttribute("data-layout");
     names = widest(names);
     if (names !== this.names || layout !== this.layout) {  // other row headers, or restyled
       var th = sao.querySelector("th.al-row");
@@ -521,10 +510,7 @@
         row[1] = v[1];
         self.update(!!settling);
       },
-      // A new layout (the first one at mount: phone, narrow, wide) is fitted at once, inside the
-      // view's ResizeObserver call, before the frame is drawn: a frame later, the phone's first
-      // picture (S, A, O sized for no layout) jumped as it was refitted (Lighthouse: CLS 0.109).
-      onLayout: function () { if (self.fitter) self.fitter.relayout(); } });
+      onLayout: function () { if (self.fitter) self.fitter.resized(); } });
     var wrap = root.querySelector(".al-view");
     wrap.insertBefore(panel, wrap.firstChild);
     root.querySelector(".al-toolbar").appendChild(ex);
