@@ -28,6 +28,7 @@ read from the function with :mod:`inspect` when the cell runs, never re-typed.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 
@@ -160,13 +161,15 @@ def show_code_folded(summary: str, intro: str, *functions, css_class: str = "f11
     return Markdown(f":::{{dropdown}} {summary}\n:class-container: {css_class}\n\n{intro}\n\n{blocks}\n:::\n")
 
 
-__all__ = ["FORMATS", "IN_BOOK_TOOLS", "Shown", "glue", "show_code", "show_code_folded", "shown_texts",
-           "source_excerpt"]
+__all__ = ["FORMATS", "IN_BOOK_TOOLS", "Shown", "figure_caption", "glue", "show_code", "show_code_folded",
+           "shown_texts", "source_excerpt"]
 
 
-def _figures(path) -> list[dict]:
+@functools.lru_cache(maxsize=8)
+def _figures(path: str, mtime: float) -> list[dict]:
     """The numbered figures of a MyST notebook, in order: each code cell's ``mystnb.figure`` with a caption
-    (Sphinx's numfig numbers exactly those, 1, 2, ... per page)."""
+    (Sphinx's numfig numbers exactly those, 1, 2, ... per page).  Read once per version of the file
+    (``mtime``), not once per caption."""
     import jupytext
 
     notebook = jupytext.read(path)
@@ -195,7 +198,7 @@ def figure_caption(name: str, page: str = "f11-attention.md"):
     if not path.is_file():
         raise FileNotFoundError(f"figure_caption: the caption of {name} is read from {page}, "
                                 f"which is neither in {Path.cwd()} nor in {path.parent}")
-    for number, figure in enumerate(_figures(path), 1):
+    for number, figure in enumerate(_figures(str(path), path.stat().st_mtime), 1):
         if figure.get("name") == name:
             caption = " ".join(str(figure["caption"]).split())
             return Markdown(f"**{text('figures.caption_number', n=number)}** {caption}")

@@ -224,8 +224,8 @@ def notebook_from_md(source, docname: str, repository: str, files=("attention_la
                      plain=None):
     """The .ipynb readers download for a MyST notebook page (without outputs).
 
-    The same code cells as the .md (less those tagged ``f11-jupyter-only``), after a first cell that installs ``attention_lab`` when it is
-    missing: offline from ``files`` (wheel names the site ships beside the notebook), else
+    The same code cells as the .md (less those tagged ``f11-jupyter-only``), after a first cell that
+    installs ``attention_lab`` when it is missing: offline from ``files`` (wheel names the site ships beside the notebook), else
     online, with ``repository`` (a pip requirement) when the attention_lab wheel is not there.
     With ``plain`` (an ``f11_plain.Context``: what the build resolved for this page) the
     Markdown cells are plain Markdown, with the site's numbers, captions and references written
