@@ -495,6 +495,35 @@ def test_a_long_drag_writes_the_address_when_let_go_and_a_reload_shows_the_final
     assert_cells_equal_python(again.cells(), final, "reloaded after a drag")
 
 
+
+def test_a_drag_leaves_the_worked_text_below_the_fold_current_when_scrolled_to_and_when_let_go(lab_page):
+    """During a drag the worked text, below the fold on the projector page, is not rebuilt every
+    frame (render.js: workedSeen); it must still show the current state as soon as it comes into
+    view, and after the let-go wherever it is."""
+    twin = lab_page(width=1280, height=900)
+    page = twin.page
+    assert page.evaluate("() => document.querySelector('[data-lab-worked]').getBoundingClientRect().top") > 900 * 1.25
+    box = twin.control("X[0,0]").bounding_box()
+    y, left, width = box["y"] + box["height"] / 2, box["x"] + 8, box["width"] - 16
+    page.mouse.move(left + width / 2, y)
+    page.mouse.down()
+    for k in range(12):  # sent without waiting for each update
+        page.mouse.move(left + width * (0.5 + 0.03 * k), y)
+    during = twin.params()
+    assert during["X[0,0]"] != default_params()["X[0,0]"]
+    page.evaluate("() => document.querySelector('[data-lab-worked]').scrollIntoView({block: 'center'})")
+    page.wait_for_function("""want => [...document.querySelectorAll("[data-lab-worked] > p")].map(p => p.textContent)
+                              .join("\\n") === want""", arg=worked_text(python_result(during), 1), timeout=3000)
+    page.evaluate("() => scrollTo(0, 0)")
+    page.wait_for_timeout(100)  # the observer has seen it go
+    for k in range(12):
+        page.mouse.move(left + width * (0.2 + 0.02 * k), y)
+    page.mouse.up()
+    final = twin.params()
+    assert final != during
+    assert twin.worked() == worked_text(python_result(final), 1)
+    assert_cells_equal_python(twin.cells(), final, "after the drag")
+
 def run_axe_colour_contrast(page) -> list:
     axe = Path(os.environ.get("F11_AXE_JS", str(ROOT / "node_modules" / "axe-core" / "axe.min.js")))
     if not axe.exists():

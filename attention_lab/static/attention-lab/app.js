@@ -379,6 +379,9 @@
   Lab.prototype.showControl = function (name, from) {
     var c = this.controls[name], v = this.state.params[name];
     if (c.box) { c.box.checked = !!v; return; }
+    // The box first, while the page's layout is still clean: a focused box's new text makes
+    // Chromium sync its selection, which lays out whatever is dirty by then.
+    if (c.text.value !== String(v)) c.text.value = String(v);
     // d_k between two powers of two (a typed 3): its thumb between their marks (the track takes any
     // position then; a drag from there still stops at the powers, sliderValue).
     if (c.dk && c.range !== from) {
@@ -387,7 +390,6 @@
       c.range.value = String(off ? at : dkPosition(v, this.dkPowers));
     } else if (c.range !== from) c.range.value = String(v);
     if (c.dk) c.range.setAttribute("aria-valuetext", "d_k = " + v);
-    if (c.text.value !== String(v)) c.text.value = String(v);
     if (c.text.getAttribute("aria-valuenow") !== String(v)) c.text.setAttribute("aria-valuenow", String(v));
   };
 

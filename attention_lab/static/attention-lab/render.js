@@ -1207,6 +1207,25 @@
 
     var workedKey = null, workedShape = 0;  // what the worked text was drawn from; bumped when its lines change
     var workedFrame = 0;
+    // Whether the worked text is on screen (or near it).  During a drag it is rebuilt once per frame
+    // while it is (its ten-decimal lines are the costliest part of an update); while it is not (a
+    // projector's lab page has it below the fold), when it comes near the screen, a stage of 逐步
+    // reads it, the page is printed, or the drag settles (fresh()).  A key or a typed value rebuilds
+    // it at once, so that after every gesture the view holds nothing stale.
+    // No IntersectionObserver (an older browser): taken as always on screen.
+    var workedSeen = true, workedStale = false;
+    var seer = typeof IntersectionObserver === "function" ? new IntersectionObserver(function (entries) {
+      workedSeen = entries[entries.length - 1].isIntersecting;
+      if (workedSeen && fresh()) drawAll(true);
+    }, { rootMargin: "25% 0px" }) : null;
+    if (seer) { workedSeen = false; seer.observe(worked); }
+    /** Bring a worked text left stale off screen up to date; true if it was stale. */
+    function fresh() {
+      if (!workedStale || !st.result) return false;
+      workedStale = false;
+      drawWorked();
+      return true;
+    }
     function drawWorked() {
       var r = st.fullResult, row = st.row;
       // Its inputs: the params (the result follows from them), the row and the head.
@@ -1267,6 +1286,7 @@
      *  marks, the stage's lines, the links), for the frame that rebuilds it during a drag (the
      *  cells and the plane were drawn by that input's update already). */
     function drawAll(afterWorked) {
+      if (st.step) fresh();  // the stage's lines are read from the worked text
       if (!afterWorked) order.forEach(function (key) {
         var hd = handles[key];
         hd.cells.forEach(function (row, i) { row.forEach(function (_, j) { drawCell(key, i, j); }); });
@@ -1666,10 +1686,12 @@
       st.notes = state.notes || [];
       // During a drag (state.settling) input events come faster than frames: the worked text,
       // the costliest part, is rebuilt once per frame, for the latest state; otherwise at once.
-      if (state.settling && typeof requestAnimationFrame === "function") {
+      if (state.settling && !workedSeen && workedKey !== null) workedStale = true;
+      else if (state.settling && typeof requestAnimationFrame === "function") {
         if (!workedFrame) workedFrame = requestAnimationFrame(function () { workedFrame = 0; drawWorked(); drawAll(true); });
       } else {
         if (workedFrame) { cancelAnimationFrame(workedFrame); workedFrame = 0; }
+        workedStale = false;
         drawWorked();
       }
       drawAll();
@@ -1693,13 +1715,16 @@
     };
     view.back = function () { return view.step(true); };
     view.settle = function () {
+      var stale = fresh();  // the gesture is over: everything the view holds is current again
       if (st.moving) { st.moving = false; st.settled = true; if (st.result) drawAll(); drawNotes(st.notes); }
+      else if (stale) drawAll(true);
     };
     /** On paper (app.js, before printing): the change marks count from `result` (the baseline: every
      *  difference, not only the last change's); null: back to the marks the screen had. */
     view.markFrom = function (result) {
       if (result) { if (!("screenBase" in st)) st.screenBase = st.markBase; st.markBase = normaliseResult(result); st.settled = true; }
       else if ("screenBase" in st) { st.markBase = st.screenBase; delete st.screenBase; }
+      fresh();  // paper shows the worked text too
       if (st.result) drawAll();
     };
     view.predict = function () {
@@ -1717,6 +1742,7 @@
       if (observer) observer.disconnect();
       plane.destroy();
       if (workedFrame) cancelAnimationFrame(workedFrame);
+      if (seer) seer.disconnect();
       Object.keys(listeners).forEach(function (type) { wrap.removeEventListener(type, listeners[type]); });
       if (wrap.parentNode) wrap.parentNode.removeChild(wrap);
       root.removeAttribute("data-lab-ready");
