@@ -53,7 +53,7 @@ from ipywidgets import widget_serialization
 
 from .lab import JUPYTER_DARK, _round, dom_class
 from .params import _short, coerce as coerce_2x2
-from .shapes import (CELL_RANGES, DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, MAX_TABLE, SHAPE_KEYS,
+from .shapes import (DEFAULT_SOURCE_TOKENS, DEFAULT_TOKENS, EXAMPLES, LIMITS, MAX_TABLE, SHAPE_KEYS,
                      SITE_SHAPES_PAGE, TABLES, coerce as coerce_cell, coerce_shape, coerce_token, compute, default_state,
                      default_value, link as site_link, shapes_config, shapes_html, table_shape, worked)
 from .web import strings
@@ -275,7 +275,8 @@ class ShapesLab:
         class _Checked:
             """Mixin: a value set from code goes through the lab's rules (a cell: shapes.coerce, the
             2x2 lab's grammar and ranges; a shape: an integer in its limits); the browser's values
-            are in range by construction (the sliders' limits, BoundedFloatText) and come back as sent."""
+            are in range by construction (the sliders' limits; a cell's typed text is taken by the view,
+            shapes_widget.js, with the site's coerce, and its note sent: _on_view_msg)."""
 
             def _checked(self, proposal):
                 if getattr(self, "_f11_name", None) is None:
@@ -314,7 +315,10 @@ class ShapesLab:
 
             allow_none = False
 
-        Cell = checked(widgets.BoundedFloatText, AnyValue(0.0))
+        # A cell is a text box (not BoundedFloatText: its <input type=number> takes no "−0.5" or
+        # full-width digits, and ipywidgets clamps or drops what it cannot read without a word);
+        # the view reads what is typed as the site does and sets the number on the model.
+        Cell = checked(widgets.Text, AnyValue(0.0))
         Slider = checked(widgets.IntSlider, AnyValue(1))
         Flag = checked(widgets.Checkbox, AnyValue(True))
         Mode = checked(widgets.ToggleButtons, AnyValue("self"))
@@ -352,7 +356,6 @@ class ShapesLab:
                        "source_tokens": _full(start["source_tokens"], DEFAULT_SOURCE_TOKENS)}
         for t in TABLES:
             rows_, cols_ = MAX_SHAPE[t]
-            r = CELL_RANGES[t]
             lines = []
             for i in range(rows_):
                 if t in ("X", "Xs"):  # the row's token name, editable (as on the site)
@@ -369,7 +372,7 @@ class ShapesLab:
                     cells = [widgets.HTML(f'<div class="f11-row-label">{i}</div>')]
                 for j in range(cols_):
                     name = f"{t}[{i},{j}]"
-                    c = Cell(name, value=values[name], min=r.min, max=r.max, step=r.step, continuous_update=False,
+                    c = Cell(name, value=values[name], continuous_update=False,
                              tooltip=name, layout=widgets.Layout(width="4.4em"))
                     c.add_class(dom_class(name))
                     c.add_class("f11-cell")
@@ -419,6 +422,7 @@ class ShapesLab:
             c.observe(self._on_change, names="value")
         self.view.observe(self._on_change, names=["tokens", "source_tokens", "row"])
         self.view.observe(self._sync_token_boxes, names=["tokens", "source_tokens"])
+        self.view.on_msg(self._on_view_msg)
         self._update()
 
     @staticmethod
@@ -504,6 +508,23 @@ class ShapesLab:
             self._notes[name] = (value, note)
         else:
             self._notes.pop(name, None)
+
+    def _on_view_msg(self, _view, content, _buffers=None) -> None:
+        """A message from the view: ``{"typed": {"name", "value", "text"}}``, a value the reader typed
+        into a cell (shapes_widget.js took it with the site's coerce, attention.js, and set the
+        cell's model to ``value``) and its note: kept and shown while the cell holds that value, as
+        a note of a value set from code; ``text`` null: a valid value, the cell's note goes.
+        Anything else is ignored."""
+        typed = content.get("typed") if isinstance(content, dict) else None
+        if not isinstance(typed, dict):
+            return
+        name, value, text = typed.get("name"), typed.get("value"), typed.get("text")
+        if name not in self.controls or name in SHAPE_KEYS or name in ("mode", "causal", "pad") \
+                or not (text is None or isinstance(text, str)):
+            return
+        value = _round(coerce_cell(name, value, current=self.controls[name].value)[0])
+        self._noted(name, value, text[:300] if text else None)
+        self._update()
 
     def _on_change(self, change) -> None:
         if change.get("owner") is not self.view:  # a control moved: a token's note has been read

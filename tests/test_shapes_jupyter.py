@@ -18,6 +18,7 @@ from binder_env import kernel_json  # scripts/ is on sys.path (tests/conftest.py
 
 from attention_lab.core import general_attention, multi_head_attention
 from attention_lab.lab import dom_class
+from attention_lab.shapes import coerce as coerce_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = ".f11-shapes [data-attention-lab]"
@@ -174,6 +175,46 @@ def test_shapes_lab_in_jupyterlab_follows_n_and_a_typed_value_as_the_core_says(s
         page.locator(".f11-shapes").screenshot(path=SCREENSHOT)
     assert not page.page_errors, page.page_errors
 
+
+
+def test_shapes_lab_in_jupyterlab_takes_a_typed_cell_as_the_site_with_its_note(shapes_page):
+    """A cell's box takes what is typed as the site's shapes lab does (shapes.coerce's grammar,
+    clamps and refusals, each with its note, in the view and in the kernel's lab.notes), never
+    clamped or dropped without a word; ↑ steps from a value typed without Enter."""
+    page = shapes_page
+    name = "X[1,1]"
+    box = page.locator(f".f11-shapes .{dom_class(name)} input")
+
+    def typed(raw: str, key: str = "Enter"):
+        before = kernel_json(page, KERNEL_STATE)["state"]["tables"]["X"][1][1]
+        box.click()
+        box.press("Control+a")
+        box.press("Delete")
+        page.keyboard.type(raw)  # real key events: "−" and full-width digits as a reader's keyboard gives them
+        page.keyboard.press(key)
+        return before
+
+    for raw in ("99", "abc", "−0.5", "２", "1,5", "0.53", "", "1e999"):
+        before = typed(raw)
+        want, note = coerce_cell(name, raw, current=before)
+        k, _ = wait_until_kernel_and_view_agree(page)
+        page.wait_for_function("([n, w]) => (document.querySelector(n).innerText.includes(w))",
+                               arg=[f"{LAB} [data-lab-notes]", note or ""], timeout=10_000)
+        assert k["state"]["tables"]["X"][1][1] == want, (raw, k["state"]["tables"]["X"][1][1], want)
+        assert box.input_value() == format(want, "g").replace("e+", "e"), raw
+        kernel_notes = kernel_json(page, KERNEL_STATE)["notes"]
+        assert (note in kernel_notes) if note else not [n for n in kernel_notes if n.startswith(name)], (raw, kernel_notes)
+    # The clamped value typed again (3 after "99 … 已改为 3"): valid, its note goes.
+    typed("99")
+    page.wait_for_function("(n) => document.querySelector(n).innerText.includes('99')", arg=f"{LAB} [data-lab-notes]")
+    typed("3")
+    page.wait_for_function("(n) => !document.querySelector(n).innerText.includes('99')", arg=f"{LAB} [data-lab-notes]")
+    assert not [n for n in kernel_json(page, KERNEL_STATE)["notes"] if n.startswith(name)]
+    # ↑ without Enter: a step (X's 0.1) from the typed 2, not from the 3 the cell held.
+    typed("2", key="ArrowUp")
+    k, _ = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["tables"]["X"][1][1] == 2.1 and box.input_value() == "2.1"
+    assert not page.page_errors, page.page_errors
 
 def test_shapes_lab_in_jupyterlab_names_tokens_gives_the_link_and_keeps_the_causal_box_for_self_mode(shapes_page):
     """What the site's lab has, in JupyterLab: a token's name typed in X's row (checked, with a note

@@ -211,8 +211,52 @@ async function renderShapes({ model, el }) {
     return true;
   };
 
+  // A value typed into a cell's box is read as the site's shapes lab reads it: attention.js coerce
+  // (its grammar: "−0.5", full-width digits, a decimal comma; a clamp or a refusal, each with the
+  // site's note), on Enter or on leaving the box (its change event) and on ↑/↓ (PgUp/PgDn ten
+  // steps), which then step from the typed value, as the site.  Capturing, on the lab's own box:
+  // ipywidgets' Text never sees the raw text (it would hand it to the model as a string); the
+  // number is set on the cell's model here and the note (or null) sent to the kernel, which shows
+  // it while the cell holds that value (ShapesLab._on_view_msg).
+  const CELL_KEYS = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
+  const cellOf = (t) => {
+    const box = t instanceof HTMLInputElement ? t.closest(".f11-cell") : null;
+    return box ? Object.keys(models).find((n) => box.classList.contains(domClass(n))) : null;
+  };
+  const edited = new WeakSet();  // cell boxes typed into since their text was last taken
+  const onCellInput = (e) => { if (cellOf(e.target)) edited.add(e.target); };
+  const takeCell = (e) => {
+    const t = e.target, name = cellOf(t), m = name && models[name];
+    // (Enter too: the browser sends no change event for a text typed again as it was.)
+    const k = e.type === "keydown" ? (e.key === "Enter" ? 0 : CELL_KEYS[e.key]) : 0;
+    if (!m || (e.type === "keydown" && ((!k && e.key !== "Enter") || e.altKey || e.ctrlKey || e.metaKey))) return;
+    e.stopPropagation();
+    if (k) e.preventDefault();
+    const now = Number(m.get("value")), typed = edited.has(t);
+    edited.delete(t);
+    const c = typed ? core.coerce(name, t.value, config.ranges, {}, now) : { value: now, note: null };
+    let v = rounded(c.value);
+    if (k) {
+      const r = config.ranges[core.tableOf(name)];
+      v = rounded(Math.min(r.max, Math.max(r.min, Number((v + k * r.step).toFixed(10)))));
+    }
+    if (v !== now) {
+      applying = true;
+      try {
+        m.set("value", v);
+        m.save_changes();
+      } finally {
+        applying = false;
+      }
+    }
+    t.value = String(v);
+    // Its note, or none (the value a note named typed again: that note goes, as on the site).
+    if (typed) model.send({ typed: { name: name, value: v, text: c.note } });
+    redraw();
+  };
+
   redraw();
-  const unlisten = listenOnBox(labBox, { click: onButton }, redraw);
+  const unlisten = listenOnBox(labBox, { click: onButton, change: takeCell, keydown: takeCell, input: onCellInput }, redraw);
   const unlistenKeys = sliderKeys(labBox, keyStep);
   // A change made here is drawn at once; the kernel's changes (an example: many controls) once the burst is over.
   const onChange = changeScheduler(redraw, () => applying);
