@@ -6,9 +6,10 @@ from ``binder/requirements.txt`` alone, ``binder/postBuild`` run for a fresh use
 viewers).  Chromium at 1024×768, JupyterLab's default layout (file browser open).  The server
 serves a temporary git copy of the working tree; each app opens both notebooks, runs all
 cells, waits for jupyterlab-myst's ``{eval}`` numbers, reads what the markdown cells and the
-Markdown outputs show, then saves and closes them as a reader would; JupyterLab also opens
-README.md and book/index.md (plain Markdown) and follows one link between pages.  Then
-``git status`` of the copy must be clean.
+Markdown outputs show, then saves and closes them as a reader would; JupyterLab also opens, saves
+and closes every other Markdown file of the repository (README.md, CHANGELOG.md, book/index.md …
+and the book's other notebooks: every .md opens as a notebook there) and follows one link between
+pages.  Then ``git status`` of the copy must be clean.
 """
 
 from __future__ import annotations
@@ -71,9 +72,23 @@ READ = """() => {
   };
 }"""
 
-#: Files a reader opens only to read (no Jupytext header): they open as notebooks too, and must
-#: not be changed by it.
-PLAIN_MARKDOWN = ("README.md", "book/index.md")
+def _tracked_markdown() -> list[str]:
+    return sorted(subprocess.run(["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout.split())
+
+
+def _has_jupytext_header(path: str) -> bool:
+    return "jupytext:" in (ROOT / path).read_text("utf-8").split("\n---", 1)[0]
+
+
+#: Every Markdown file of the repository opens as a notebook in Binder (the default viewer for .md,
+#: binder/postBuild); opening, saving and closing each must leave it unchanged.  Any other file
+#: opens in the text editor, which writes nothing unless the reader edits.
+#: Files a reader opens only to read (no Jupytext header: README.md, CHANGELOG.md, book/index.md …).
+PLAIN_MARKDOWN = tuple(p for p in _tracked_markdown() if not _has_jupytext_header(p))
+#: The book's other notebooks (not run here: the shapes lab's and the exercises' own tests run them).
+OTHER_NOTEBOOKS = tuple(p for p in _tracked_markdown() if _has_jupytext_header(p) and p not in
+                        ("book/f11-attention.md", "book/lab.md"))
 
 
 def open_save_and_close(binder_env, page, base, token, path, app):
@@ -136,6 +151,12 @@ def room(request, binder_env, browser, repo_copy, tmp_path_factory) -> dict:
             if app == "lab":  # Binder's interface (launch_buttons: jupyterlab); the same contents manager serves both
                 for path in PLAIN_MARKDOWN:
                     open_save_and_close(binder_env, page, base, token, path, app)
+                for path in OTHER_NOTEBOOKS:
+                    page.goto(notebook_url(base, token, path, app))
+                    page.wait_for_function(f"p => {CURRENT} && {CURRENT}.context && {CURRENT}.context.path === p "
+                                           f"&& {CURRENT}.context.isReady", arg=path, timeout=60_000)
+                    page.wait_for_function(KERNEL_READY, timeout=60_000)
+                    binder_env.save_and_close(page)
             for number, path in enumerate(PAGES):
                 binder_env.open_and_run(page, base, token, path, app)
                 page.wait_for_function(EVALUATED, timeout=60_000)
