@@ -66,6 +66,7 @@ CASES = [
     ("book/lab.html", 1350, 940),   # Lighthouse's desktop
     ("book/lab.html", 412, 823),    # Lighthouse's phone
     ("book/shapes.html", 1280, 900),
+    ("book/shapes.html", 412, 823),  # Lighthouse's phone: the strip fitted to the phone layout in the first frame
     ("book/f11-attention.html#f11-try", 412, 823),  # a link straight to the chapter's lab
 ]
 

@@ -35,6 +35,10 @@
  *     keysHint,     // optional text beside the step buttons while no stage is shown (the site's presenter keys)
  *     planeFirst,   // optional true: beside the controls, the plane goes above the explanation (Jupyter)
  *     onLayout,     // optional function (mode): called when data-layout changes
+ *     layoutAtMount, // optional true: the layout picked at mount (a layout forced then), for a driver
+ *                   //   that sizes its tables by it before the first paint (the shapes lab's strip:
+ *                   //   fitted a frame later, the phone's controls jumped 190 px); default: at the
+ *                   //   ResizeObserver's first call, still before the first paint, nothing forced
  *     onRow         // optional function (row): a row header of S/A/O was clicked (Enter, Space); without
  *                   //   it the view clicks the driver's control [data-lab-row="row"] under sourceRoot
  *   });
@@ -1078,7 +1082,8 @@
     var observer = typeof ResizeObserver !== "undefined" ? new ResizeObserver(layout) : null;
     // The observer's first call comes after the page's own layout, before the first paint: no
     // layout forced at mount (on the chapter, all the text above the lab, laid out twice).
-    if (observer) observer.observe(root); else layout();
+    if (observer) observer.observe(root);
+    if (!observer || options.layoutAtMount) layout();
 
     // ---------------------------------------------------------------- drawing
 

@@ -498,8 +498,9 @@
     // The view gets no controls of its own to lay out (it would put its buttons, explanation and
     // notes under them, beside the tables: the 2x2 lab's wide layout): here the results are on top
     // with their buttons and the stage's lines, and the controls, first for Tab, go under them.
+    // layoutAtMount: the first update() fits S, A and O to the layout the first paint shows.
     this.view = render.mountView(root, { strings: str, colours: config.colours, core: core, sourceRoot: panel,
-      shapeCaptions: true, onRow: function (i) { self.state.row = i; self.update(); },
+      shapeCaptions: true, layoutAtMount: true, onRow: function (i) { self.state.row = i; self.update(); },
       // A point of the plane (d_model = d_k = d_v = 2) dragged or moved with the arrow keys: that row
       // of X (or Xs), snapped and clamped by the view to the boxes' step and range.
       ranges: config.ranges, onPoint: function (table, i, v, settling) {
