@@ -239,6 +239,35 @@ def _pdf_text(pdf: bytes, pages=None) -> list[str]:
     return [re.sub(r"\s+", "", unicodedata.normalize("NFKC", p.extract_text())) for p in read][:pages]
 
 
+
+@pytest.mark.parametrize("script", ["late", "run", "off"])
+def test_the_worksheet_button_keeps_its_room_until_shown_so_the_phone_chapter_does_not_jump(new_page, site_url, script):
+    """On a phone the chapter's bar wraps its worksheet button onto a line of its own: the bar is as
+    tall before f11-print.js shows the button (held back here) as after (it pushed the page down 52
+    px, a layout shift Lighthouse counted), and without JavaScript the hidden button takes no room."""
+    rec = new_page(width=412, height=823, fresh=True, java_script_enabled=script != "off")
+    page = rec.page
+    if script == "late":
+        page.route("**/_static/f11-print.js*", lambda route: route.abort())
+    page.goto(site_url + CHAPTER, wait_until="load")
+    bar = page.locator("nav.f11-handout").first
+    button = bar.locator("[data-f11-worksheet]")
+    links = bar.locator("a").evaluate_all("els => Math.max(...els.map(a => a.getBoundingClientRect().bottom))")
+    top = bar.evaluate("b => b.getBoundingClientRect().top")
+    shown = button.is_visible()
+    height = bar.bounding_box()["height"]
+    if script == "run":
+        assert shown and button.bounding_box()["y"] >= links - 1  # on its own line: the case this is about
+    else:
+        assert not shown
+    if script == "off":
+        assert height == pytest.approx(links - top, abs=2), "without JavaScript the button's room is left empty"
+    else:
+        again = new_page(width=412, height=823)
+        again.page.goto(site_url + CHAPTER, wait_until="load")
+        full = again.page.locator("nav.f11-handout").first.bounding_box()["height"]
+        assert height == pytest.approx(full, abs=0.5), f"the bar is {height} px before the button shows, {full} px after"
+
 def test_the_worksheet_prints_the_self_checks_without_answers_and_the_lab_in_predict_mode(new_page, site_url):
     """The chapter's first screen (1280x800) links to its lab and offers the worksheet; its button
     prints the self-checks' questions without their answers and the lab with A and O covered, and

@@ -48,7 +48,9 @@ def add_handout(app, doctree, docname) -> None:
     bar = (f'<nav class="f11-handout" aria-label="{html.escape(t["bar_label"])}">'
            f'<a class="f11-to-lab" href="#{LAB_SECTION}">{html.escape(t["to_lab"])}</a>'
            f'<a class="f11-lab-page" href="lab.html">{html.escape(t["lab_page"])}</a>'
-           f'{worksheet_button(t)}</nav>')
+           f'{worksheet_button(t)}'
+           # Its room is kept until f11-print.js shows it (f11-site.css); without JavaScript, none.
+           '<noscript><style>.f11-worksheet-button[hidden]{display:none!important}</style></noscript></nav>')
     title = top.next_node(nodes.title)
     top.insert(top.index(title) + 1, nodes.raw("", bar, format="html"))
     check = sections[SELFCHECK_SECTION]
