@@ -519,8 +519,7 @@ class ShapesLab:
         if not isinstance(typed, dict):
             return
         name, value, text = typed.get("name"), typed.get("value"), typed.get("text")
-        if name not in self.controls or name in SHAPE_KEYS or name in ("mode", "causal", "pad") \
-                or not (text is None or isinstance(text, str)):
+        if name not in self.controls or "[" not in name or not (text is None or isinstance(text, str)):  # a cell
             return
         value = _round(coerce_cell(name, value, current=self.controls[name].value)[0])
         self._noted(name, value, text[:300] if text else None)

@@ -192,21 +192,25 @@ async function renderShapes({ model, el }) {
   // Keys on a focused shape slider (n, m, d_model, d_k, d_v, h, p; jupyter_glue.js sliderKeys): ±1,
   // PgUp/PgDn ten (to an end here), Home/End the ends; handled here, as Notebook 7 takes the arrow
   // keys before ipywidgets' slider sees them.
+  // The control an element belongs to (the class dom_class gave it), and a value set on its model
+  // from here (drawn by redraw, not again by the change listener).
+  const nameOf = (node) => Object.keys(models).find((n) => node.classList.contains(domClass(n)));
+  const setOwn = (m, v) => {
+    applying = true;
+    try {
+      m.set("value", v);
+      m.save_changes();
+    } finally {
+      applying = false;
+    }
+  };
   const keyStep = (slider, k) => {
-    const name = Object.keys(models).find((n) => slider.classList.contains(domClass(n)));
+    const name = nameOf(slider);
     const m = name && models[name];
     if (!m || typeof m.get("min") !== "number" || typeof m.get("max") !== "number") return false;
     const lo = m.get("min"), hi = m.get("max"), now = Number(m.get("value"));
     const v = k === "min" ? lo : k === "max" ? hi : Math.min(hi, Math.max(lo, Math.round(now) + k));
-    if (v !== now) {
-      applying = true;
-      try {
-        m.set("value", v);
-        m.save_changes();
-      } finally {
-        applying = false;
-      }
-    }
+    if (v !== now) setOwn(m, v);
     redraw();
     return true;
   };
@@ -221,7 +225,7 @@ async function renderShapes({ model, el }) {
   const CELL_KEYS = { ArrowUp: 1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
   const cellOf = (t) => {
     const box = t instanceof HTMLInputElement ? t.closest(".f11-cell") : null;
-    return box ? Object.keys(models).find((n) => box.classList.contains(domClass(n))) : null;
+    return box ? nameOf(box) : null;
   };
   const edited = new WeakSet();  // cell boxes typed into since their text was last taken
   const onCellInput = (e) => { if (cellOf(e.target)) edited.add(e.target); };
@@ -240,15 +244,7 @@ async function renderShapes({ model, el }) {
       const r = config.ranges[core.tableOf(name)];
       v = rounded(Math.min(r.max, Math.max(r.min, Number((v + k * r.step).toFixed(10)))));
     }
-    if (v !== now) {
-      applying = true;
-      try {
-        m.set("value", v);
-        m.save_changes();
-      } finally {
-        applying = false;
-      }
-    }
+    if (v !== now) setOwn(m, v);
     t.value = String(v);
     // Its note, or none (the value a note named typed again: that note goes, as on the site).
     if (typed) model.send({ typed: { name: name, value: v, text: c.note } });
