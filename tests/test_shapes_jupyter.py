@@ -214,6 +214,13 @@ def test_shapes_lab_in_jupyterlab_takes_a_typed_cell_as_the_site_with_its_note(s
     typed("2", key="ArrowUp")
     k, _ = wait_until_kernel_and_view_agree(page)
     assert k["state"]["tables"]["X"][1][1] == 2.1 and box.input_value() == "2.1"
+    # Five ↑ sent without waiting for each update: every one a step, the kernel ends where the view does.
+    for _ in range(5):
+        page.keyboard.press("ArrowUp")
+    page.wait_for_function("(sel) => document.querySelector(sel).value === '2.6'",
+                           arg=f".f11-shapes .{dom_class(name)} input", timeout=10_000)
+    k, _ = wait_until_kernel_and_view_agree(page)
+    assert k["state"]["tables"]["X"][1][1] == 2.6
     assert not page.page_errors, page.page_errors
 
 def test_shapes_lab_in_jupyterlab_names_tokens_gives_the_link_and_keeps_the_causal_box_for_self_mode(shapes_page):
