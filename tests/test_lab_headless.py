@@ -70,7 +70,7 @@ require("readline").createInterface({ input: process.stdin }).on("line", (line) 
   const p = {};
   config.names.forEach((name) => {
     const raw = name in values ? values[name] : config.start[name];
-    p[name] = rounded(core.coerce(name, raw, config.ranges, config.baseline, undefined).value);
+    p[name] = rounded(core.coerce(name, raw, config.ranges, config.baseline, undefined, config.strings).value);
   });
   const r = core.attentionFromParams(p);
   const result = {};
@@ -423,6 +423,7 @@ def test_python_and_javascript_read_typed_numbers_alike():
     names = ["X[0,1]", "Wv[1,0]", "d_k", "causal"]
     cases = [(n, raw) for n in names for raw in inputs] + [("causal", v) for v in ("on", "0", "yes", "x")]
     from attention_lab.params import RANGES as R
+    from attention_lab.strings import strings
 
     ranges = {k: {"min": r.min, "max": r.max, "step": r.step} for k, r in R.items()}
     current = {"X[0,1]": 0.7, "Wv[1,0]": 2.5, "d_k": 8.0, "causal": False}
@@ -430,9 +431,10 @@ def test_python_and_javascript_read_typed_numbers_alike():
         "const core = require(process.argv[1]);"
         "const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "const out = data.cases.map(([n, raw]) => { const c = core.coerce(n, raw, data.ranges, data.baseline,"
-        " data.current[n]); return [c.value, c.note]; });"
+        " data.current[n], data.strings); return [c.value, c.note]; });"
         "process.stdout.write(JSON.stringify(out));")
-    payload = json.dumps({"cases": cases, "ranges": ranges, "baseline": default_params(), "current": current})
+    payload = json.dumps({"cases": cases, "ranges": ranges, "baseline": default_params(), "current": current,
+                          "strings": strings()})
     proc = subprocess.run([node, "-e", script, str(STATIC / "attention.js")], input=payload,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

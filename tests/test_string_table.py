@@ -7,7 +7,11 @@ a ``str`` constant holding a CJK character that is not a docstring is a literal 
 (comments never reach the AST).  The few allowed are listed below, each with why it is no sentence of
 the book's or cannot come from the catalog.  ``scripts/`` is not walked: no text of it reaches a page
 (``verify_concepts.py``'s Chinese literals are patterns that read the prose, ``make_shape_vectors.py``'s
-test tokens)."""
+test tokens).
+
+The site's and Jupyter's shared JavaScript ``attention.js`` (the maths and the notes it writes) is walked
+too, by a small lexer (:func:`js_string_literals`: string literals, not comments nor regular
+expressions); its notes are filled from the ``strings`` part of the config the Python side writes."""
 
 from __future__ import annotations
 
@@ -112,6 +116,140 @@ def test_every_allowed_literal_is_still_there():
     # taken out, so the list never allows more than it names.
     present = {(path.relative_to(ROOT).as_posix(), name) for path in CODE for name, _, _ in chinese_literals(path)}
     assert not set(ALLOWED) - present, sorted(set(ALLOWED) - present)
+
+
+#: The JavaScript walked: the lab's shared computation and notes (attention_lab/static/attention-lab/).
+ATTENTION_JS = ROOT / "attention_lab" / "static" / "attention-lab" / "attention.js"
+#: Top-level name in attention.js holding the literal: why it stays in code.
+ALLOWED_JS = {
+    "TOKENS": "the example's two tokens (我 爱), as core.TOKENS: example data, not a sentence",
+    "TYPED": "full-width characters a reader may type (．－＋，and the ideographic space), read as ASCII, "
+             "as params._TYPED: input, not text shown",
+}
+
+_JS_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|\r\n|[\s\S])")
+_JS_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0", "\n": "", "\r\n": ""}
+#: A name, keyword or number (a "." joins them: it never starts a literal).
+_JS_WORD = re.compile(r"[A-Za-z0-9_$.]+")
+#: Words after which "/" starts a regular expression, not a division.
+_JS_REGEX_AFTER = {"return", "typeof", "case", "in", "of", "new", "delete", "void", "throw", "instanceof", "else", "do"}
+
+
+def _js_unescape(body: str) -> str:
+    def one(m):
+        e = m.group(1)
+        if e.startswith("u{"):
+            return chr(int(e[2:-1], 16))
+        if e[0] in "ux" and len(e) > 1:
+            return chr(int(e[1:], 16))
+        return _JS_SIMPLE.get(e, e)
+    return _JS_ESCAPE.sub(one, body)
+
+
+def js_string_literals(source: str) -> list[tuple[str, int, str]]:
+    """(top-level name, line, value) of every string literal of the JavaScript ``source``: '…', "…" and
+    the text of `…` (escapes decoded); comments and regular expressions are skipped (a regular
+    expression matches what a reader types, it says nothing).  The name is the latest ``var`` or
+    ``function`` declared at brace depth 0 or 1 (attention.js's factory body) before the literal."""
+    out, i, n, line, depth, prev, name, declaring = [], 0, len(source), 1, 0, "", "(top)", False
+    while i < n:
+        c = source[i]
+        if c == "\n":
+            line += 1
+        if c.isspace():
+            i += 1
+            continue
+        if source.startswith("//", i):
+            i = source.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if source.startswith("/*", i):
+            end = source.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            line += source.count("\n", i, end)
+            i = end
+            continue
+        if c in "'\"`":
+            j = i + 1
+            while j < n and source[j] != c:
+                j += 2 if source[j] == "\\" else 1
+            body = source[i + 1:j]
+            texts = re.split(r"\$\{[^}]*\}", body) if c == "`" else [body]
+            out.extend((name, line, _js_unescape(t)) for t in texts if t)
+            line += body.count("\n")
+            i, prev = j + 1, "value"
+            continue
+        if c == "/":
+            if prev in ("value", "word") or prev in ")]":
+                i, prev = i + 1, "/"
+                continue
+            j, in_class = i + 1, False  # a regular expression: up to its closing "/", then its flags
+            while j < n and (source[j] != "/" or in_class):
+                if source[j] == "\\":
+                    j += 1
+                elif source[j] == "[":
+                    in_class = True
+                elif source[j] == "]":
+                    in_class = False
+                j += 1
+            j += 1
+            while j < n and source[j].isalpha():
+                j += 1
+            i, prev = j, "value"
+            continue
+        m = _JS_WORD.match(source, i)
+        if m:
+            word = m.group()
+            if declaring and depth <= 1 and re.fullmatch(r"[A-Za-z_$][\w$]*", word):
+                name = word
+            declaring = word in ("var", "let", "const", "function")
+            prev = "op" if word in _JS_REGEX_AFTER else "word"
+            i = m.end()
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        declaring, prev = False, c
+        i += 1
+    return out
+
+
+def _js_outside_catalog(source: str | None = None) -> list[str]:
+    source = ATTENTION_JS.read_text(encoding="utf-8") if source is None else source
+    return [f"attention.js:{line} ({name}): {value[:60]!r}" for name, line, value in js_string_literals(source)
+            if CJK.search(value) and name not in ALLOWED_JS]
+
+
+def test_no_chinese_literal_in_attention_js_outside_the_catalog():
+    found = _js_outside_catalog()
+    assert not found, ("Chinese text written in attention.js: put it in attention_lab/strings_zh.json with named "
+                       "placeholders and fill it with fill() from the strings the caller passes (config.strings):\n  "
+                       + "\n  ".join(found))
+
+
+def test_the_js_walk_finds_a_chinese_literal_added_to_attention_js():
+    # The lexer itself can fail: a literal in either quotes, an escaped one and a template's text are
+    # found; a comment, a regular expression (also after a division) and an ASCII literal are not.
+    source = ('/* 说明 */ (function () {\n'
+              '  var TOKENS = ["我"];\n'
+              '  // 注释 "不算"\n'
+              '  function note(name, a, b) {\n'
+              "    var half = a / 2, re = /[一-龥'\"]/g, x = (a) / b / 2;\n"
+              "    return name + ' 已改为 ' + \"\\u3000\" + `仍为 ${name}` + \"ok\";\n"
+              '  }\n'
+              '})();\n')
+    found = [(n, line, v) for n, line, v in js_string_literals(source) if CJK.search(v)]
+    assert found == [("TOKENS", 2, "我"), ("note", 6, " 已改为 "), ("note", 6, "\u3000"), ("note", 6, "仍为 ")], found
+    # And in the real file: a note written back into coerce is caught.
+    real = ATTENTION_JS.read_text(encoding="utf-8")
+    at = real.index("function coerce(")
+    mutated = real[:at] + real[at:].replace("note: fill(cs.causal,", 'note: name + " 只能是开或关" || fill(cs.causal,', 1)
+    assert mutated != real
+    assert [f for f in _js_outside_catalog(mutated) if "(coerce)" in f] and not _js_outside_catalog(real)
+
+
+def test_every_allowed_js_literal_is_still_there():
+    present = {name for name, _, value in js_string_literals(ATTENTION_JS.read_text(encoding="utf-8"))
+               if CJK.search(value)}
+    assert not set(ALLOWED_JS) - present, sorted(set(ALLOWED_JS) - present)
 
 
 def test_placeholders_are_filled_by_name_in_the_order_given():

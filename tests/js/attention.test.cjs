@@ -164,9 +164,19 @@ test("worked text computed in JavaScript equals Python's, character for characte
 
 test("typed values are coerced exactly as attention_lab.params.coerce does", () => {
   for (const c of DOC.coerce) {
-    const got = core.coerce(c.name, c.raw, RANGES, BASE);
+    const got = core.coerce(c.name, c.raw, RANGES, BASE, undefined, STRINGS);
     assert.deepEqual({ value: got.value, note: got.note }, { value: c.value, note: c.note }, `${c.name} <- ${JSON.stringify(c.raw)}`);
   }
+});
+
+test("coerce's notes are the string table's coerce templates, filled by name", () => {
+  // A changed sentence in strings_zh.json reaches the note: the note is read from the table given.
+  const marked = { coerce: Object.fromEntries(Object.entries(STRINGS.coerce).map(([k, v]) => [k, "<" + v + ">"])) };
+  const notes = ["X[0,0]", "d_k", "causal"].flatMap((name) => ["99", "abc", "3.5", "inf", "maybe"]
+    .map((raw) => core.coerce(name, raw, RANGES, BASE, undefined, marked).note).filter((n) => n));
+  assert.ok(notes.length >= 8, notes.join(" | "));
+  for (const n of notes) assert.match(n, /^<.*>$/, n);
+  assert.equal(core.coerce("causal", "maybe", RANGES, BASE, undefined, marked).note, "<causal 只能是开或关，“maybe”没有采用，仍为<开>>");
 });
 
 test("a link round-trips every parameter and the row", () => {

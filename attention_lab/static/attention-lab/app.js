@@ -291,7 +291,7 @@
       /** The box's text as a change takes it ({value, note}, coerce), or null when it shows the value. */
       function typed() {
         var now = self.state.params[name];
-        return text.value === String(now) ? null : core.coerce(name, text.value, config.ranges, config.baseline, now);
+        return text.value === String(now) ? null : core.coerce(name, text.value, config.ranges, config.baseline, now, config.strings);
       }
       function noteTyped(c) {
         self.typedNotes = c && c.note ? [c.note] : [];

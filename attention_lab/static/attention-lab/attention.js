@@ -404,8 +404,10 @@
 
   /** As attention_lab.params.coerce: {value, note} for a typed value of control `name`.
    *  ranges: {X: {min, max, step}, ...}; baseline: flat default params; current: the
-   *  control's value now, kept when `raw` is refused (baseline when not given). */
-  function coerce(name, raw, ranges, baseline, current) {
+   *  control's value now, kept when `raw` is refused (baseline when not given); strings:
+   *  config.strings (the notes: its coerce templates; every caller passes it). */
+  function coerce(name, raw, ranges, baseline, current, strings) {
+    var cs = (strings && strings.coerce) || {};
     // The shapes lab's cells (Xs[5,3], Wv[0,3]...) take their table's range.
     if (PARAM_NAMES.indexOf(name) < 0 && !(/\[\d+,\d+\]$/.test(name) && ranges[tableOf(name)])) throw new Error("unknown parameter " + name);
     if (name === "causal") {
@@ -414,27 +416,28 @@
       if (["1", "true", "on", "yes"].indexOf(text) >= 0) return { value: true, note: null };
       if (["0", "false", "off", "no"].indexOf(text) >= 0) return { value: false, note: null };
       var keepOn = current === undefined || current === null ? true : !!current;
-      return { value: keepOn, note: name + " 只能是开或关，“" + quoted(raw) + "”没有采用，仍为" + (keepOn ? "开" : "关") };
+      return { value: keepOn, note: fill(cs.causal, { name: name, state: keepOn ? cs.on : cs.off, raw: quoted(raw) }) };
     }
     var r = ranges[tableOf(name)];
     var keep = current === undefined || current === null ? baseline[name] : Number(current);
     var value = parseNumber(raw);
     if (value !== value || !isFinite(value)) {
-      // "数" for text that is no number at all; "有限的数" for NaN, Infinity, "inf", "1e999".
+      // a_number for text that is no number at all; a_finite_number for NaN, Infinity, "inf", "1e999".
       var word = typeof raw === "string" && /^[+-]?(inf|infinity|nan)$/.test(normalizeNumberText(raw).toLowerCase());
       var nonfinite = value === value || word || (typeof raw === "number" && raw !== raw);
-      return { value: keep, note: name + " 需要一个" + (nonfinite ? "有限的数" : "数") + "，“" + quoted(raw) + "”没有采用，仍为 " + noteNum(keep) };
+      return { value: keep, note: fill(cs.not_number, { name: name, what: nonfinite ? cs.a_finite_number : cs.a_number,
+        keep: noteNum(keep), raw: quoted(raw) }) };
     }
     var note = null;
     if (value < r.min || value > r.max) {
       var clamped = Math.min(r.max, Math.max(r.min, value));
-      note = name + " 的范围是 " + noteNum(r.min) + " 到 " + noteNum(r.max) + "，" + noteNum(value) + " 已改为 " + noteNum(clamped);
+      note = fill(cs.range, { name: name, min: noteNum(r.min), max: noteNum(r.max), value: noteNum(value), clamped: noteNum(clamped) });
       value = clamped;
     }
     if (name === "d_k") {
       var rounded = roundHalfEven(value);
       if (rounded !== value) {
-        note = note || "d_k 取整数，" + noteNum(value) + " 已改为 " + noteNum(rounded);
+        note = note || fill(cs.d_k_integer, { value: noteNum(value), rounded: noteNum(rounded) });
         value = rounded;
       }
       value = Math.min(r.max, Math.max(r.min, value));
@@ -558,7 +561,7 @@
         notes.push(name === "causal" ? (faults.link_causal || "") + shortText(raw) : name + (tw.link_refused || "") + shortText(raw));
         return;
       }
-      var c = coerce(name, raw, ranges, baseline);
+      var c = coerce(name, raw, ranges, baseline, undefined, strings);
       if (c.note) { notes.push(c.note); noted.push(name); }
       params[name] = c.value;
     }

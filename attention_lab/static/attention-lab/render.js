@@ -191,33 +191,85 @@
     var figure = el("figure", { "class": "al-matrix", "data-matrix-table": spec.name });
     var table = el("table", { "class": "al-table" });
     table.appendChild(el("caption", { "class": "al-caption" }, spec.title));
-    var thead = el("thead"), headRow = el("tr");
-    var own = spec.head !== undefined && spec.head !== null, per = spec.colHeads || 0;
+    var own = spec.head !== undefined && spec.head !== null;
     if (own) figure.setAttribute("data-head", String(spec.head));
-    function headOf(j, node) {
-      if (own) node.setAttribute("data-head", String(spec.head));
-      else if (per) {
-        node.setAttribute("data-head", String(Math.floor(j / per)));
-        if (j && j % per === 0) node.setAttribute("data-head-start", "");
+    var hd = { name: spec.name, head: own ? spec.head : null, root: figure, cells: [], picks: [],
+      caption: table.firstChild, thead: null, tbody: el("tbody"), per: 0, colsAs: null };
+    table.appendChild(el("thead"));
+    table.appendChild(hd.tbody);
+    figure.appendChild(table);
+    if (spec.legend) figure.appendChild(typeof spec.legend === "function" ? spec.legend() : spec.legend);
+    hd.thead = table.children[1];
+    reshapeMatrix(hd, spec);
+    if (parent) parent.appendChild(figure);
+    return hd;
+  }
+  /** Mark a header or cell of column j with its head: the table's own (spec.head), or with colHeads
+   *  the head whose columns it is in (data-head-start where a head other than the first begins). */
+  function headOf(hd, j, node) {
+    if (hd.head !== null) { if (node.getAttribute("data-head") !== String(hd.head)) node.setAttribute("data-head", String(hd.head)); }
+    else if (hd.per) {
+      var t = String(Math.floor(j / hd.per)), start = j > 0 && j % hd.per === 0;
+      if (node.getAttribute("data-head") !== t) node.setAttribute("data-head", t);
+      if (start !== node.hasAttribute("data-head-start")) { if (start) node.setAttribute("data-head-start", ""); else node.removeAttribute("data-head-start"); }
+    } else if (node.hasAttribute("data-head")) { node.removeAttribute("data-head"); node.removeAttribute("data-head-start"); }
+    return node;
+  }
+  function newCell(hd, spec, i, j) {
+    var td = headOf(hd, j, el("td", { "class": "al-cell", "data-matrix": spec.name, "data-row": String(i), "data-col": String(j),
+      tabindex: i === 0 && j === 0 ? "0" : "-1", "aria-describedby": spec.explainId }));
+    var value = el("span", { "class": "al-v" });
+    var delta = el("span", { "class": "al-d", "aria-hidden": "true" });
+    var mark = el("span", { "class": "al-m" });
+    td.appendChild(value);
+    td.appendChild(delta);
+    td.appendChild(mark);
+    return { td: td, value: value, delta: delta, mark: mark, key: null };
+  }
+  /** Bring a table to `spec` (new, or the last shape's: its caption, its header when the columns
+   *  differ, its rows' names, rows and cells added or taken away at the end), so that a shape change
+   *  keeps the nodes of every cell that stays: only what is new is styled and laid out anew. */
+  function reshapeMatrix(hd, spec) {
+    if (hd.caption.textContent !== spec.title) hd.caption.textContent = spec.title;
+    var per = spec.colHeads || 0, m = spec.cols.length, n = spec.rows.length;
+    var colsAs = [spec.cols.join("\u0001"), per, spec.headLabel || ""].join("|");
+    var recolumned = colsAs !== hd.colsAs;
+    if (recolumned) {  // the header rows anew (a few nodes); the cells keep theirs
+      hd.colsAs = colsAs;
+      hd.per = per;
+      var thead = el("thead"), headRow = el("tr");
+      if (per) {  // the heads' names over their columns
+        var band = thead.appendChild(el("tr", { "class": "al-head-band" }));
+        band.appendChild(el("td", { "class": "al-corner" }));
+        for (var t = 0; t * per < m; t++) {
+          band.appendChild(headOf(hd, t * per, el("th", { "class": "al-col al-head-name", scope: "colgroup", colspan: String(per) },
+            fill(spec.headLabel || "{t}", { t: t }))));
+        }
       }
-      return node;
+      headRow.appendChild(el("td", { "class": "al-corner" }));
+      spec.cols.forEach(function (label, j) { headRow.appendChild(headOf(hd, j, el("th", { "class": "al-col", scope: "col" }, label))); });
+      thead.appendChild(headRow);
+      hd.thead.parentNode.replaceChild(thead, hd.thead);
+      hd.thead = thead;
     }
-    if (per) {  // the heads' names over their columns
-      var band = thead.appendChild(el("tr", { "class": "al-head-band" }));
-      band.appendChild(el("td", { "class": "al-corner" }));
-      for (var t = 0; t * per < spec.cols.length; t++) {
-        band.appendChild(headOf(t * per, el("th", { "class": "al-col al-head-name", scope: "colgroup", colspan: String(per) },
-          fill(spec.headLabel || "{t}", { t: t }))));
+    while (hd.cells.length > n) {
+      hd.tbody.removeChild(hd.tbody.lastChild);
+      hd.cells.pop();
+      if (spec.rowPick) hd.picks.pop();
+    }
+    hd.cells.forEach(function (row, i) {  // the rows that stay: their name, their cells
+      var label = spec.rows[i], tr = hd.tbody.children[i], node = spec.rowPick ? hd.picks[i] : tr.firstChild;
+      if (node.textContent !== label) node.textContent = label;
+      if (spec.rowPick && spec.rowPick !== true) {
+        var said = fill(spec.rowPick, { i: i, tok: label });
+        if (node.getAttribute("aria-label") !== said) node.setAttribute("aria-label", said);
       }
-    }
-    headRow.appendChild(el("td", { "class": "al-corner" }));
-    spec.cols.forEach(function (label, j) { headRow.appendChild(headOf(j, el("th", { "class": "al-col", scope: "col" }, label))); });
-    thead.appendChild(headRow);
-    table.appendChild(thead);
-    var tbody = el("tbody"), cells = [];
-    var picks = [];
-    spec.rows.forEach(function (label, i) {
-      var tr = el("tr");
+      if (recolumned) row.forEach(function (c, j) { if (j < m) headOf(hd, j, c.td); });
+      while (row.length > m) tr.removeChild(row.pop().td);
+      for (var j = row.length; j < m; j++) { var more = newCell(hd, spec, i, j); tr.appendChild(more.td); row.push(more); }
+    });
+    for (var i = hd.cells.length; i < n; i++) {
+      var tr = el("tr"), label = spec.rows[i];
       var th = tr.appendChild(el("th", { "class": "al-row", scope: "row" }, spec.rowPick ? null : label));
       if (spec.rowPick) {
         // The row header chooses the row the worked text explains (a button: click, Enter, Space).
@@ -225,29 +277,13 @@
           "aria-pressed": "false" }, label);
         if (spec.rowPick !== true) pick.setAttribute("aria-label", fill(spec.rowPick, { i: i, tok: label }));
         th.appendChild(pick);
-        picks.push(pick);
+        hd.picks.push(pick);
       }
       var rowCells = [];
-      spec.cols.forEach(function (_, j) {
-        var td = headOf(j, el("td", { "class": "al-cell", "data-matrix": spec.name, "data-row": String(i), "data-col": String(j),
-          tabindex: i === 0 && j === 0 ? "0" : "-1", "aria-describedby": spec.explainId }));
-        var value = el("span", { "class": "al-v" });
-        var delta = el("span", { "class": "al-d", "aria-hidden": "true" });
-        var mark = el("span", { "class": "al-m" });
-        td.appendChild(value);
-        td.appendChild(delta);
-        td.appendChild(mark);
-        tr.appendChild(td);
-        rowCells.push({ td: td, value: value, delta: delta, mark: mark, key: null });
-      });
-      cells.push(rowCells);
-      tbody.appendChild(tr);
-    });
-    table.appendChild(tbody);
-    figure.appendChild(table);
-    if (spec.legend) figure.appendChild(spec.legend);
-    parent.appendChild(figure);
-    return { name: spec.name, head: own ? spec.head : null, root: figure, cells: cells, picks: picks };
+      for (var c = 0; c < m; c++) { var cell = newCell(hd, spec, i, c); tr.appendChild(cell.td); rowCells.push(cell); }
+      hd.cells.push(rowCells);
+      hd.tbody.appendChild(tr);
+    }
   }
 
   /** A small legend: the scale's ends, the gradient between them, the masked swatch. */
@@ -924,12 +960,52 @@
       var key = [n, m, dk, dv, tokens.join("\u0001"), keyTokens.join("\u0001")].join("|") + (h > 1 ? "|" + h + "|" + dm : "");
       if (key === builtAs) return false;
       builtAs = key;
-      while (sao.firstChild) sao.removeChild(sao.firstChild);
-      while (qkvBox.firstChild) qkvBox.removeChild(qkvBox.firstChild);
+      if (linked && linked.length) clearLinks();  // (none yet at the first build)
       Object.keys(handles).forEach(function (k) { delete handles[k]; });
       heads = h;
       results.setAttribute("aria-label", (h > 1 ? hs.results_label : "") || vs.results_label || "");
-      if (h > 1) { buildHeads(n, m, dk, dv, h, dm); return true; }
+      placed = { sao: 0, qkv: 0, groups: {} };
+      made = {};
+      if (h > 1) buildHeads(n, m, dk, dv, h, dm);
+      else buildOne(n, m, dk, dv);
+      // What the last shape had and this one has not (a head, a group) goes; what it kept stays in place.
+      trim(sao, placed.sao);
+      trim(qkvBox, placed.qkv);
+      Object.keys(placed.groups).forEach(function (g) { trim(madeGroups[g], placed.groups[g]); });
+      Object.keys(madeGroups).forEach(function (g) { if (!madeGroups[g].parentNode) delete madeGroups[g]; });
+      kept = made;
+      return true;
+    }
+    /** Tables (and head groups) of the last shape, by name and head, reused (reshapeMatrix), so a
+     *  shape change builds only what is new. */
+    var kept = {}, made = {}, madeGroups = {}, placed = null;
+    function place(parent, node, k) {
+      var at = parent.children[k];
+      if (at !== node) parent.insertBefore(node, at || null);
+    }
+    function trim(parent, k) { while (parent.children.length > k) parent.removeChild(parent.lastElementChild); }
+    /** Table `spec` as the k-th child of `parent` ("sao", "qkv" or a group's key): the last shape's
+     *  when its columns match, else a new one. */
+    function matrixAt(where, spec) {
+      var parent = where === "sao" ? sao : where === "qkv" ? qkvBox : madeGroups[where];
+      var k = where === "sao" || where === "qkv" ? placed[where]++ : (placed.groups[where] = (placed.groups[where] || 0) + 1) - 1;
+      var id = spec.name + "|" + (spec.head === undefined || spec.head === null ? "" : spec.head);
+      var cols = [spec.rowPick === true ? "pick" : spec.rowPick || "", spec.explainId].join("|");  // what reshapeMatrix cannot change
+      var hd = kept[id];
+      if (hd && hd.cols === cols) reshapeMatrix(hd, spec);
+      else { hd = createMatrix(null, spec); hd.cols = cols; }
+      made[id] = hd;
+      place(parent, hd.root, k);
+      return hd;
+    }
+    /** The k-th child of the strip: a group div (a head's S and A, or the output's O and Y), kept across shapes. */
+    function groupAt(name, attrs) {
+      var g = madeGroups[name] || (madeGroups[name] = el("div", attrs));
+      place(sao, g, placed.sao++);
+      placed.groups[name] = placed.groups[name] || 0;
+      return name;
+    }
+    function buildOne(n, m, dk, dv) {
       order = TABLE_NAMES;
       strip = ["S", "A", "O"];
       ["S", "A", "O", "Q", "K", "V"].forEach(function (name) {
@@ -939,17 +1015,16 @@
           return fill(tw.cell || "{c}", { c: c });
         });
         var title = (strings.tables && strings.tables[name]) || name;
-        handles[name] = createMatrix(scoreLike || name === "O" ? sao : qkvBox, {
+        handles[name] = matrixAt(scoreLike || name === "O" ? "sao" : "qkv", {
           name: name,
           title: options.shapeCaptions ? title + " [" + rows.length + ", " + cols.length + "]" : title,
           rows: rows,
           cols: cols,
           rowPick: scoreLike || name === "O" ? (vs.row_pick || true) : null,
           explainId: explainId,
-          legend: legend(name, strings, format)
+          legend: function () { return legend(name, strings, format); }
         });
       });
-      return true;
     }
     /** Several heads: per head t a group (div.al-group[data-head=t]) of its S and A, one under the
      *  other; then a group of O (the concatenation, each head's columns marked) over Y; Q, K and V
@@ -960,24 +1035,25 @@
       var shape = function (r, c) { return " [" + r + ", " + c + "]"; };
       var common = { rowPick: vs.row_pick || true, explainId: explainId };
       strip = [];
+      var legendOf = function (name) { return function () { return legend(name, strings, format); }; };
       for (var t = 0; t < h; t++) {
-        var group = sao.appendChild(el("div", { "class": "al-group", "data-head": String(t) }));
+        var group = groupAt("head" + t, { "class": "al-group", "data-head": String(t) });
         ["S", "A"].forEach(function (name) {
-          handles[name + t] = createMatrix(group, Object.assign({ name: name, head: t, rows: tokens.slice(0, n), cols: keyTokens.slice(0, m),
-            title: fill(hs.caption || "{title} {t}", { title: title(name), t: t }) + shape(n, m), legend: legend(name, strings, format) }, common));
+          handles[name + t] = matrixAt(group, Object.assign({ name: name, head: t, rows: tokens.slice(0, n), cols: keyTokens.slice(0, m),
+            title: fill(hs.caption || "{title} {t}", { title: title(name), t: t }) + shape(n, m), legend: legendOf(name) }, common));
           strip.push(name + t);
         });
       }
-      var out = sao.appendChild(el("div", { "class": "al-group", "data-group": "output" }));
-      handles.O = createMatrix(out, Object.assign({ name: "O", rows: tokens.slice(0, n), cols: names(h * dv), colHeads: dv,
-        headLabel: hs.col_head, title: (hs.table_O || "O") + shape(n, h * dv), legend: legend("O", strings, format) }, common));
-      handles.Y = createMatrix(out, Object.assign({ name: "Y", rows: tokens.slice(0, n), cols: names(dm),
-        title: (hs.table_Y || "Y") + shape(n, dm), legend: legend("Y", strings, format) }, common));
+      var out = groupAt("output", { "class": "al-group", "data-group": "output" });
+      handles.O = matrixAt(out, Object.assign({ name: "O", rows: tokens.slice(0, n), cols: names(h * dv), colHeads: dv,
+        headLabel: hs.col_head, title: (hs.table_O || "O") + shape(n, h * dv), legend: legendOf("O") }, common));
+      handles.Y = matrixAt(out, Object.assign({ name: "Y", rows: tokens.slice(0, n), cols: names(dm),
+        title: (hs.table_Y || "Y") + shape(n, dm), legend: legendOf("Y") }, common));
       strip.push("O", "Y");
       [["Q", n, dk], ["K", m, dk], ["V", m, dv]].forEach(function (q) {
         var rows = q[0] === "Q" ? tokens.slice(0, n) : keyTokens.slice(0, m);
-        handles[q[0]] = createMatrix(qkvBox, { name: q[0], rows: rows, cols: names(h * q[2]), colHeads: q[2], headLabel: hs.col_head,
-          title: title(q[0]) + shape(rows.length, h * q[2]), rowPick: null, explainId: explainId, legend: legend(q[0], strings, format) });
+        handles[q[0]] = matrixAt("qkv", { name: q[0], rows: rows, cols: names(h * q[2]), colHeads: q[2], headLabel: hs.col_head,
+          title: title(q[0]) + shape(rows.length, h * q[2]), rowPick: null, explainId: explainId, legend: legendOf(q[0]) });
       });
       order = strip.concat(["Q", "K", "V"]);
     }

@@ -182,7 +182,7 @@
       }
       vals.forEach(function (raw, k) {
         var i = Math.floor(k / d[1]), j = k % d[1], name = t + "[" + i + "," + j + "]";
-        var c = core.coerce(name, raw, config.ranges, {}, s.tables[t][i][j]);
+        var c = core.coerce(name, raw, config.ranges, {}, s.tables[t][i][j], config.strings);
         if (c.note) notes.push(c.note);
         s.tables[t][i][j] = c.value;
       });
@@ -257,7 +257,7 @@
   }
 
   /** Keeps one lab's strip arranged (arrange) for its shape, its width and the window's height:
-   *  sets --al-w (px), data-sao-fit ("screen" | "scroll") and data-sao-lines on the lab's root.
+   *  sets --al-w (px) on the strip, data-sao-fit ("screen" | "scroll") and data-sao-lines on the lab's root.
    *  The room for the strip is the window's height less the sticky top, the rest of the results
    *  (the buttons, the explanation, the notes; stepping through, the stage's lines instead of the
    *  explanation) and, when not stepping, STRIP_CONTROLS of the window for the controls under them.
@@ -320,6 +320,7 @@
     if (sao !== this.sao) {
       this.sao = sao;
       this.width = 0;
+      this.key = null;  // a new strip has no cell width yet
       if (this.observer) this.observer.observe(sao);
     }
     if (!this.width) this.width = sao.clientWidth;  // once; then the observer's
@@ -358,7 +359,9 @@
     this.key = key;
     var out = arrange({ width: this.width, room: room, n: n, m: m, dv: dv, head: this.head, h: h || 1, dmodel: dmodel,
       phone: layout === "phone", step: this.stepping });
-    root.style.setProperty("--al-w", out.w + "px");
+    // On the strip, not the root: only the strip's cells use it, and a custom property changed on the
+    // root restyles every element of the lab (4,000 at h = 4, 6x6: 12 ms of a shape change).
+    sao.style.setProperty("--al-w", out.w + "px");
     root.setAttribute("data-sao-fit", out.fits ? "screen" : "scroll");
     root.setAttribute("data-sao-lines", String(out.lines));
     return out;
@@ -539,49 +542,66 @@
     if (holder.key !== key) {
       holder.key = key;
       holder.box.firstChild.textContent = ss["table_" + t] + " [" + d[0] + ", " + d[1] + "]";
-      if (holder.table) holder.box.removeChild(holder.table);
-      var table = holder.table = el("table", { "class": "al-table al-input" }), cells = holder.cells = [];
-      var head = table.appendChild(el("thead"));
-      var split = function (node, k, width) {  // a head's first column (row) after the first head
-        if (!width) return node;
-        node.setAttribute("data-head", String(Math.floor(k / width)));
-        if (k && k % width === 0) node.setAttribute("data-head-start", "");
+      // A shape change keeps the rows and cells that stay (their nodes: only what is new is styled
+      // and laid out anew); the header rows are made anew, and the heads' marks set again.
+      var table = holder.table, cells = holder.cells;
+      if (!table) {
+        table = holder.table = el("table", { "class": "al-table al-input" });
+        cells = holder.cells = [];
+        table.appendChild(el("thead"));
+        table.appendChild(el("tbody"));
+        holder.box.appendChild(table);
+      }
+      var mark = function (node, k, width) {  // a head's columns (rows) and its first one after the first head
+        var on = !!width, at = on ? String(Math.floor(k / width)) : null, start = on && k > 0 && k % width === 0;
+        if (node.getAttribute("data-head") !== at) { if (on) node.setAttribute("data-head", at); else node.removeAttribute("data-head"); }
+        if (start !== node.hasAttribute("data-head-start")) { if (start) node.setAttribute("data-head-start", ""); else node.removeAttribute("data-head-start"); }
         return node;
       };
+      var head = el("thead");
       if (per) {
         var band = head.appendChild(el("tr"));
         band.appendChild(el("td", { "class": "al-corner" }));
-        for (var h = 0; h < s.h; h++) band.appendChild(split(el("th", { "class": "al-col al-head-name", scope: "colgroup",
+        for (var h = 0; h < s.h; h++) band.appendChild(mark(el("th", { "class": "al-col al-head-name", scope: "colgroup",
           colspan: String(per) }, fill(hs.col_head, { t: h })), h * per, per));
       }
       var hr = head.appendChild(el("tr"));
       hr.appendChild(el("td", { "class": "al-corner" }));
-      for (var j = 0; j < d[1]; j++) hr.appendChild(split(el("th", { "class": "al-col", scope: "col" }, String(j)), j, per));
-      var body = table.appendChild(el("tbody"));
+      for (var j = 0; j < d[1]; j++) hr.appendChild(mark(el("th", { "class": "al-col", scope: "col" }, String(j)), j, per));
+      table.replaceChild(head, table.firstChild);
+      var body = table.lastChild;
+      while (cells.length > d[0]) { body.removeChild(body.lastChild); cells.pop(); }
       for (var i = 0; i < d[0]; i++) {
-        var tr = body.appendChild(el("tr")), th = tr.appendChild(el("th", { "class": "al-row", scope: "row" }));
-        if (perRow) {  // Wo's rows: head (i div d_v)'s outputs
-          split(tr, i, perRow);
-          if (i % perRow === 0) th.setAttribute("title", fill(hs.col_head, { t: i / perRow }));
+        var tr = body.children[i], th;
+        if (!tr) {
+          tr = body.appendChild(el("tr"));
+          th = tr.appendChild(el("th", { "class": "al-row", scope: "row" }));
+          if (t === "X" || t === "Xs") {
+            th.appendChild(el("input", { type: "text", "class": "al-token", "data-token": t === "X" ? "tokens" : "source_tokens",
+              "data-i": String(i), maxlength: "8", "aria-label": fill(ss.token_label, { i: i }) }));
+          } else th.textContent = String(i);
+          cells.push([]);
         }
+        th = tr.firstChild;
+        mark(tr, i, perRow);
+        var title = perRow && i % perRow === 0 ? fill(hs.col_head, { t: i / perRow }) : null;  // Wo's rows: head (i div d_v)'s outputs
+        if (th.getAttribute("title") !== title) { if (title === null) th.removeAttribute("title"); else th.setAttribute("title", title); }
         if (t === "X" || t === "Xs") {
-          var tokenInput = el("input", { type: "text", "class": "al-token", "data-token": t === "X" ? "tokens" : "source_tokens",
-            "data-i": String(i), maxlength: "8", "aria-label": fill(ss.token_label, { i: i }) });
-          tokenInput.value = (t === "X" ? s.tokens : s.source_tokens)[i];
-          th.appendChild(tokenInput);
-        } else th.textContent = String(i);
-        var row = [];
-        for (j = 0; j < d[1]; j++) {
+          var token = (t === "X" ? s.tokens : s.source_tokens)[i];
+          if (th.firstChild.value !== token) th.firstChild.value = token;
+        }
+        var row = cells[i];
+        while (row.length > d[1]) tr.removeChild(row.pop().td);
+        row.forEach(function (c, k) { mark(c.td, k, per); });
+        for (j = row.length; j < d[1]; j++) {
           var name = t + "[" + i + "," + j + "]";
-          var td = tr.appendChild(split(el("td", { "class": "al-in", "data-matrix": t, "data-row": String(i), "data-col": String(j),
+          var td = tr.appendChild(mark(el("td", { "class": "al-in", "data-matrix": t, "data-row": String(i), "data-col": String(j),
             "data-lab-source": name }), j, per));
           var input = td.appendChild(el("input", { type: "text", "class": "al-number", "data-param-text": name, inputmode: "decimal",
             autocomplete: "off", spellcheck: "false", "aria-label": fill(ss.cell_label, { table: t, i: i, j: j }) }));
           row.push({ td: td, input: input });
         }
-        cells.push(row);
       }
-      holder.box.appendChild(table);
     }
     var values = s.tables[t];
     holder.cells.forEach(function (row, i) {
@@ -597,7 +617,7 @@
 
   ShapesLab.prototype.typed = function (name, raw) {
     var tab = name.split("[")[0], ij = name.match(/\d+/g).map(Number);
-    var c = core.coerce(name, raw, this.config.ranges, {}, this.state.tables[tab][ij[0]][ij[1]]);
+    var c = core.coerce(name, raw, this.config.ranges, {}, this.state.tables[tab][ij[0]][ij[1]], this.config.strings);
     this.notes = c.note ? [c.note] : [];
     this.cell(tab, ij[0], ij[1], c.value);
   };

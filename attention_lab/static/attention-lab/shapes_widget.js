@@ -238,7 +238,7 @@ async function renderShapes({ model, el }) {
     if (k) e.preventDefault();
     const now = Number(m.get("value")), typed = edited.has(t);
     edited.delete(t);
-    const c = typed ? core.coerce(name, t.value, config.ranges, {}, now) : { value: now, note: null };
+    const c = typed ? core.coerce(name, t.value, config.ranges, {}, now, strings) : { value: now, note: null };
     let v = rounded(c.value);
     if (k) {
       const r = config.ranges[core.tableOf(name)];

@@ -76,7 +76,7 @@ async function renderLab({ model, el }) {
     const now = current[name];
     if (!edited.has(t)) { t.textContent = show(name, t, m.get("value")); return; }
     edited.delete(t);
-    const c = core.coerce(name, t.textContent || "", config.ranges, config.baseline, now);
+    const c = core.coerce(name, t.textContent || "", config.ranges, config.baseline, now, strings);
     const value = rounded(c.value);
     const before = typed;
     typed = c.note ? { name: name, value: value, text: c.note } : null;
@@ -189,7 +189,7 @@ async function renderLab({ model, el }) {
     names.forEach((name) => {
       const m = models[name];
       const raw = m ? m.get("value") : config.start[name];
-      const c = core.coerce(name, raw, config.ranges, config.baseline, current[name]);
+      const c = core.coerce(name, raw, config.ranges, config.baseline, current[name], strings);
       out[name] = current[name] = rounded(c.value);
     });
     if (typed && out[typed.name] !== typed.value) clearTyped();
