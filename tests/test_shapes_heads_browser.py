@@ -217,3 +217,69 @@ def test_two_heads_on_a_projector_equal_python_with_links_old_and_new(new_page, 
         goto(query)
         assert note in page.locator(f"{LAB} [data-lab-notes]").inner_text(), (query, note)
     assert rec.console_errors == [] and rec.page_errors == []
+
+
+MARKS_JS = """() => {
+  const lab = document.querySelector('[data-shapes-lab]'), out = { bad: [], cols: {}, rows: {}, picks: {} };
+  for (const fig of lab.querySelectorAll('figure[data-matrix-table]')) {
+    const name = fig.dataset.matrixTable, key = fig.dataset.head !== undefined ? name + fig.dataset.head : name;
+    out.cols[key] = [...fig.querySelectorAll('thead tr:last-child th.al-col')].map(th => th.textContent);
+    out.rows[key] = fig.querySelectorAll('tbody tr').length;
+    out.picks[key] = [...fig.querySelectorAll('tbody [data-lab-row-pick]')].map(b => [b.dataset.labRowPick, b.textContent]);
+    for (const tr of fig.querySelectorAll('tbody tr')) if (tr.querySelectorAll('td.al-cell').length !== out.cols[key].length) out.bad.push(key + ': a row of another width');
+  }
+  return out;
+}"""
+
+
+def test_shape_changes_in_place_keep_the_cells_that_stay_and_show_what_python_computes(new_page, site_url):
+    """A shape or h change keeps the nodes of the cells that stay (render.js reshapeMatrix, shapes.js
+    drawTable) and adds or takes away rows and columns at the end: after each change of n, h, d_v,
+    d_k, the mode and m, by the controls, every cell equals the reference, every row is as wide as
+    its header, the heads' columns are marked where they now begin, the row buttons name the tokens,
+    and a cell that stayed is still the same node."""
+    page = new_page(width=1280, height=900).page
+    page.goto(site_url + PAGE + "?" + to_query(resized(EXAMPLES["two_heads"], n=4)))
+    page.wait_for_selector(f"{LAB}[data-lab-ready=true]")
+    tag = ("() => { for (const sel of ['td.al-cell[data-matrix=S][data-head=\"0\"][data-row=\"0\"][data-col=\"0\"]',"
+           " 'td.al-cell[data-matrix=Q][data-row=\"1\"][data-col=\"0\"]', 'td.al-in[data-matrix=Wq][data-row=\"0\"][data-col=\"0\"]'])"
+           " document.querySelector('[data-shapes-lab] ' + sel).__kept = true; }")
+    kept = ("() => ['td.al-cell[data-matrix=S][data-head=\"0\"][data-row=\"0\"][data-col=\"0\"]',"
+            " 'td.al-cell[data-matrix=Q][data-row=\"1\"][data-col=\"0\"]', 'td.al-in[data-matrix=Wq][data-row=\"0\"][data-col=\"0\"]']"
+            ".map(sel => !!document.querySelector('[data-shapes-lab] ' + sel).__kept)")
+    page.evaluate(tag)
+    moves = [("n", 3), ("n", 5), ("h", 3), ("d_v", 1), ("h", 4), ("d_v", 3), ("h", 2), ("n", 2), ("n", 4)]
+    for name, value in moves:
+        box = page.locator(f'{LAB} [data-param="{name}"]')
+        box.fill(str(value))
+        box.dispatch_event("change")
+        state = lab_state(page)
+        assert state[name] == value, (name, value)
+        assert_shows(page, state)
+        marks = page.evaluate(MARKS_JS)
+        assert not marks["bad"], marks["bad"]
+        n, h, dv, dk = state["n"], state["h"], state["d_v"], state["d_k"]
+        for key in [f"{t}{k}" for k in range(h) for t in ("S", "A")] + ["O", "Y"]:
+            assert marks["rows"][key] == n and [int(p[0]) for p in marks["picks"][key]] == list(range(n)), (key, marks)
+            assert [p[1] for p in marks["picks"][key]] == state["tokens"][:n], (key, marks["picks"][key])
+        assert len(marks["cols"]["O"]) == h * dv and len(marks["cols"]["Q"]) == h * dk
+        for t, width in (("O", dv), ("Q", dk), ("V", dv)):  # each head's columns, and where the next begins
+            got = page.evaluate("(t) => [...document.querySelectorAll(`[data-shapes-lab] td.al-cell[data-matrix=${t}][data-row='0']`)]"
+                                ".map(td => [+td.dataset.col, td.dataset.head, td.hasAttribute('data-head-start')])", t)
+            assert got == [[j, str(j // width), j > 0 and j % width == 0] for j in range(h * width)], (t, got)
+        for t, width in (("Wq", dk), ("Wv", dv)):
+            got = page.evaluate("(t) => [...document.querySelectorAll(`[data-shapes-lab] td.al-in[data-matrix=${t}][data-row='0']`)]"
+                                ".map(td => [td.dataset.head, td.hasAttribute('data-head-start')])", t)
+            assert got == [[str(j // width), j > 0 and j % width == 0] for j in range(h * width)], (t, got)
+        assert all(page.evaluate(kept)), (name, value, page.evaluate(kept))
+    # Cross attention with m keys: the keys' tables take m rows, S and A m columns named by the source.
+    page.locator(f"{LAB} input[name$='-mode'][value=cross], {LAB} input[type=radio][value=cross]").first.check()
+    box = page.locator(f'{LAB} [data-param="m"]')
+    box.fill("5")
+    box.dispatch_event("change")
+    state = lab_state(page)
+    assert state["mode"] == "cross" and state["m"] == 5
+    assert_shows(page, state)
+    marks = page.evaluate(MARKS_JS)
+    assert not marks["bad"] and marks["rows"]["K"] == 5 and marks["cols"]["S0"] == state["source_tokens"][:5], marks
+    assert all(page.evaluate(kept))
