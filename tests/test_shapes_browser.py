@@ -292,7 +292,7 @@ SIZES_JS = """async () => {
   const seen = (sel) => [...sao.querySelectorAll(sel)].filter(e => e.getClientRects().length && e.textContent.trim());
   const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   const fig = (t) => box(sao.querySelector('figure[data-matrix-table="' + t + '"]'));
-  return {page: document.documentElement.scrollWidth, view: innerWidth, height: innerHeight, w: lab.style.getPropertyValue('--al-w'),
+  return {page: document.documentElement.scrollWidth, view: innerWidth, height: innerHeight, w: lab.querySelector('.al-sao').style.getPropertyValue('--al-w'),
     strip: [sao.scrollWidth, sao.clientWidth], fit: lab.dataset.saoFit,
     value: Math.min(...seen('td.al-cell .al-v').map(px)),
     other: Math.min(...seen('caption, th.al-col, th.al-row, .al-legend-end, .al-m, .al-d').map(px)),
@@ -333,11 +333,12 @@ def test_the_strip_is_sized_again_when_the_window_changes(lab):
     for width, height in ((1024, 768), (375, 812), (1920, 1080)):
         other = lab(query, width, height).page
         fresh[width] = sizes(other)
+        assert fresh[width]["w"].endswith("px"), fresh[width]  # the cell width the fitter set on the strip
         other.close()
     for width, height in ((1024, 768), (375, 812), (1920, 1080)):
         page.set_viewport_size({"width": width, "height": height})
         # the refit comes in the frame after the browser's resize observation: wait for it to settle
-        page.wait_for_function("(w) => document.querySelector('[data-shapes-lab]').style.getPropertyValue('--al-w') === w",
+        page.wait_for_function("(w) => document.querySelector('[data-shapes-lab] .al-sao').style.getPropertyValue('--al-w') === w",
                                arg=fresh[width]["w"], timeout=5000)
         got = sizes(page)
         assert (got["value"], got["fit"], got["S"][1] == got["O"][1]) == \

@@ -275,7 +275,7 @@ def test_shapes_lab_in_jupyterlab_names_tokens_gives_the_link_and_keeps_the_caus
         const lab = document.querySelector(sel), sao = lab.querySelector('.al-sao');
         const v = [...sao.querySelectorAll('td.al-cell .al-v')];
         return {value: Math.min(...v.map(e => parseFloat(getComputedStyle(e).fontSize))), strip: [sao.scrollWidth, sao.clientWidth],
-          spill: v.filter(e => e.scrollWidth > e.closest('td').clientWidth + 1).length, w: lab.style.getPropertyValue('--al-w')}; }""", LAB)
+          spill: v.filter(e => e.scrollWidth > e.closest('td').clientWidth + 1).length, w: lab.querySelector('.al-sao').style.getPropertyValue('--al-w')}; }""", LAB)
     assert got["w"] and got["value"] >= 18 and got["strip"][0] <= got["strip"][1] + 1 and got["spill"] == 0, got
     if SCREENSHOT:
         page.locator(".f11-shapes").screenshot(path=SCREENSHOT.replace(".png", "-2.png"))
