@@ -270,6 +270,7 @@ QUICK_FILES = {
     "test_dataflow.py", "test_chapter_examples.py", "test_fonts.py", "test_plotting.py", "test_requirements.py",
     "test_wording.py",
     "test_exercises.py", "test_api_inputs.py", "test_workflow.py", "test_string_table.py", "test_binder_captions.py",
+    "test_math_markup.py",
 }
 #: A test asking for one of these fixtures needs the built site / Chromium, whatever its file says.
 _BUILD_FIXTURES = {"built_site", "site_pages", "build_log", "site_url"}
