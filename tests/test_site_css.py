@@ -213,3 +213,42 @@ def test_menus_tooltips_drawer_and_search_results_are_styled_as_by_the_theme_sty
     _nothing_left_out_matches(pages[0], reference["dropped"], f"{address} (results)")
     for page in pages:
         page.context.close()
+
+
+PLAIN_CODE_JS = """() => {
+  // Every character of the chapter's highlighted listings with its colour: the plain text that
+  // book/_ext/f11_code.py writes without a span (names, punctuation; whitespace left out) and the
+  // theme's own colour for those two token kinds, read off a .n and a .p span made here.
+  const out = { plain: {}, spans: 0, n: null, p: null, blocks: 0 };
+  for (const pre of document.querySelectorAll('div[class*="highlight-"]:not(.highlight-text):not(.highlight-none) > div.highlight > pre')) {
+    out.blocks++;
+    const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+      if (!t.data.trim()) continue;
+      if (t.parentElement === pre) { const c = getComputedStyle(pre).color; out.plain[c] = (out.plain[c] || 0) + t.data.trim().length; }
+      else out.spans++;
+    }
+    if (out.n === null) {
+      const probe = pre.appendChild(document.createElement('span'));
+      probe.className = 'n'; out.n = getComputedStyle(probe).color;
+      probe.className = 'p'; out.p = getComputedStyle(probe).color;
+      probe.remove();
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_plain_names_in_listings_keep_the_themes_colour_for_names_and_punctuation(new_page, site_url, scheme):
+    """f11_code writes names and punctuation without a span (about 1,000 elements fewer in the chapter):
+    they still show in the colour the theme gives .n and .p, not in the page's text colour."""
+    page = new_page(color_scheme=scheme).page
+    page.goto(site_url + "/book/f11-attention.html")
+    got = page.evaluate(PLAIN_CODE_JS)
+    assert got["blocks"] >= 20 and got["spans"] > 0, got
+    assert got["n"] == got["p"], got  # the theme gives both one colour: the listing's
+    assert set(got["plain"]) == {got["n"]}, got  # every plain character in it
+    assert sum(got["plain"].values()) > 1000, got  # the names and punctuation are plain text now
+    html = (page.content())
+    assert '<span class="n">' not in html and '<span class="p">' not in html
