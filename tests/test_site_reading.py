@@ -356,12 +356,28 @@ def test_every_section_link_of_the_chapter_lands_on_its_heading(site_url, new_pa
         page.goto(f"{site_url}/book/f11-attention.html#{target}", wait_until="load")
         # Everything that can still move the text has happened: the lab mounted, the fonts loaded,
         # and two frames drawn after that.
-        page.wait_for_selector('[data-attention-lab][data-lab-ready="true"]', state="attached")
+        try:
+            page.wait_for_selector('[data-attention-lab][data-lab-ready="true"]', state="attached")
+        except Exception as error:  # a lab that never starts (rare, cause not found): say what the page holds
+            state = page.evaluate(LAB_BOOT_STATE_JS)
+            raise AssertionError(f"#{target}: the chapter's lab never became ready: {state}; page errors "
+                                 f"{rec.page_errors}, console errors {rec.console_errors}") from error
         page.evaluate("""() => document.fonts.ready.then(() => new Promise(r =>
             requestAnimationFrame(() => requestAnimationFrame(r))))""")
         top = page.evaluate("(id) => document.getElementById(id).getBoundingClientRect().top", target)
         # The theme scrolls a heading to just under its 4rem header bar.
         assert 0 <= top <= 120, f"#{target} is at {top:.0f} px from the top of the screen"
+
+
+#: What a chapter whose lab never became ready holds: where the boot stopped.
+LAB_BOOT_STATE_JS = """() => {
+  const root = document.querySelector('[data-attention-lab]');
+  return { readyState: document.readyState, app: typeof window.AttentionLab, started: !!(root && root.__attentionLab),
+           root: root ? root.outerHTML.slice(0, 200) : null,
+           scripts: [...document.scripts].filter(s => /attention-lab/.test(s.src)).map(s => s.src.split('/').pop()),
+           loaded: performance.getEntriesByType('resource').filter(e => /attention-lab/.test(e.name))
+             .map(e => [e.name.split('/').pop(), Math.round(e.duration), e.transferSize]) };
+}"""
 
 
 @pytest.mark.parametrize("width", [1280, 375])
