@@ -204,15 +204,20 @@
     if (parent) parent.appendChild(figure);
     return hd;
   }
+  /** Column (or row) k of a table whose heads are `width` wide: data-head = its head, data-head-start
+   *  where a head other than the first begins; width 0: no heads, both taken away.  Set only when they
+   *  differ (a shape change re-marks the cells it keeps).  The shapes lab's input tables use it too. */
+  function markHead(node, k, width) {
+    var at = width ? String(Math.floor(k / width)) : null, start = !!width && k > 0 && k % width === 0;
+    if (node.getAttribute("data-head") !== at) { if (at === null) node.removeAttribute("data-head"); else node.setAttribute("data-head", at); }
+    if (start !== node.hasAttribute("data-head-start")) { if (start) node.setAttribute("data-head-start", ""); else node.removeAttribute("data-head-start"); }
+    return node;
+  }
   /** Mark a header or cell of column j with its head: the table's own (spec.head), or with colHeads
-   *  the head whose columns it is in (data-head-start where a head other than the first begins). */
+   *  the head whose columns it is in (markHead). */
   function headOf(hd, j, node) {
-    if (hd.head !== null) { if (node.getAttribute("data-head") !== String(hd.head)) node.setAttribute("data-head", String(hd.head)); }
-    else if (hd.per) {
-      var t = String(Math.floor(j / hd.per)), start = j > 0 && j % hd.per === 0;
-      if (node.getAttribute("data-head") !== t) node.setAttribute("data-head", t);
-      if (start !== node.hasAttribute("data-head-start")) { if (start) node.setAttribute("data-head-start", ""); else node.removeAttribute("data-head-start"); }
-    } else if (node.hasAttribute("data-head")) { node.removeAttribute("data-head"); node.removeAttribute("data-head-start"); }
+    if (hd.head === null) return markHead(node, j, hd.per);
+    if (node.getAttribute("data-head") !== String(hd.head)) node.setAttribute("data-head", String(hd.head));
     return node;
   }
   function newCell(hd, spec, i, j) {
@@ -984,16 +989,14 @@
       if (at !== node) parent.insertBefore(node, at || null);
     }
     function trim(parent, k) { while (parent.children.length > k) parent.removeChild(parent.lastElementChild); }
-    /** Table `spec` as the k-th child of `parent` ("sao", "qkv" or a group's key): the last shape's
-     *  when its columns match, else a new one. */
+    /** Table `spec` as the next child of `where` ("sao", "qkv" or a group's key): the last shape's
+     *  table of that name and head brought to the new shape, else a new one. */
     function matrixAt(where, spec) {
       var parent = where === "sao" ? sao : where === "qkv" ? qkvBox : madeGroups[where];
       var k = where === "sao" || where === "qkv" ? placed[where]++ : (placed.groups[where] = (placed.groups[where] || 0) + 1) - 1;
       var id = spec.name + "|" + (spec.head === undefined || spec.head === null ? "" : spec.head);
-      var cols = [spec.rowPick === true ? "pick" : spec.rowPick || "", spec.explainId].join("|");  // what reshapeMatrix cannot change
       var hd = kept[id];
-      if (hd && hd.cols === cols) reshapeMatrix(hd, spec);
-      else { hd = createMatrix(null, spec); hd.cols = cols; }
+      if (hd) reshapeMatrix(hd, spec); else hd = createMatrix(null, spec);
       made[id] = hd;
       place(parent, hd.root, k);
       return hd;
@@ -1005,6 +1008,8 @@
       placed.groups[name] = placed.groups[name] || 0;
       return name;
     }
+    /** A table's legend, made only when the table is new. */
+    function legendOf(name) { return function () { return legend(name, strings, format); }; }
     function buildOne(n, m, dk, dv) {
       order = TABLE_NAMES;
       strip = ["S", "A", "O"];
@@ -1022,7 +1027,7 @@
           cols: cols,
           rowPick: scoreLike || name === "O" ? (vs.row_pick || true) : null,
           explainId: explainId,
-          legend: function () { return legend(name, strings, format); }
+          legend: legendOf(name)
         });
       });
     }
@@ -1035,7 +1040,6 @@
       var shape = function (r, c) { return " [" + r + ", " + c + "]"; };
       var common = { rowPick: vs.row_pick || true, explainId: explainId };
       strip = [];
-      var legendOf = function (name) { return function () { return legend(name, strings, format); }; };
       for (var t = 0; t < h; t++) {
         var group = groupAt("head" + t, { "class": "al-group", "data-head": String(t) });
         ["S", "A"].forEach(function (name) {
@@ -1839,6 +1843,7 @@
     textColour: textColour,
     cellColour: cellColour,
     shortNumbers: shortNumbers,
+    markHead: markHead,
     planeModel: planeModel,
     planeBox: planeBox,
     convexHull: convexHull,

@@ -552,12 +552,7 @@
         table.appendChild(el("tbody"));
         holder.box.appendChild(table);
       }
-      var mark = function (node, k, width) {  // a head's columns (rows) and its first one after the first head
-        var on = !!width, at = on ? String(Math.floor(k / width)) : null, start = on && k > 0 && k % width === 0;
-        if (node.getAttribute("data-head") !== at) { if (on) node.setAttribute("data-head", at); else node.removeAttribute("data-head"); }
-        if (start !== node.hasAttribute("data-head-start")) { if (start) node.setAttribute("data-head-start", ""); else node.removeAttribute("data-head-start"); }
-        return node;
-      };
+      var mark = render.markHead;  // a head's columns (Wo: rows), and where the next head begins
       var head = el("thead");
       if (per) {
         var band = head.appendChild(el("tr"));
